@@ -1,0 +1,24 @@
+// Umbrella header: everything the library offers. Serial layers first, then the MPI layers.
+#pragma once
+
+// L0 core
+#include <irregular/core/assert.hpp>
+#include <irregular/core/box.hpp>
+#include <irregular/core/cell.hpp>
+#include <irregular/core/concepts.hpp>
+#include <irregular/core/error.hpp>
+#include <irregular/core/index.hpp>
+
+// L1 curve
+
+// L1 partition
+
+// L1 rect
+
+// L2 tree
+
+// L3 mpi
+
+// L4 dist
+
+// L5 domain, io
