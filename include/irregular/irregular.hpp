@@ -18,6 +18,11 @@
 // L2 tree
 
 // L3 mpi
+#include <irregular/mpi/collective_error.hpp>
+#include <irregular/mpi/communicator.hpp>
+#include <irregular/mpi/counters.hpp>
+#include <irregular/mpi/sparse_exchange.hpp>
+#include <irregular/mpi/transport.hpp>
 
 // L4 dist
 

@@ -1,0 +1,110 @@
+// NBX sparse data exchange over byte buffers (Hoefler, Siebert, Lumsdaine, PPoPP 2010): the
+// "non-blocking exchange with termination" of baiardi-collecting-remote-data, shared by the raw
+// and the serialized paths of sparse_exchange.
+#pragma once
+
+#include <irregular/core/assert.hpp>
+#include <irregular/mpi/counters.hpp>
+
+#include <boost/mpi/exception.hpp>
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace irregular::detail {
+
+/// One merged message: bytes to one partner (never empty: empty messages are not sent).
+struct OutgoingBytes {
+  int dest;
+  const char* data;
+  std::size_t bytes;
+};
+
+/// MPI counts are int: a message longer than this travels as consecutive pieces. A piece of
+/// exactly this size means "more follows" (a message of an exact multiple of it ends with a
+/// zero-byte piece); non-overtaking keeps the pieces of one sender in order.
+inline constexpr std::size_t nbx_piece_bytes = std::size_t{1} << 30;
+
+/// NBX: synchronous sends (their completion means the partner matched them), a probe loop that
+/// receives whatever arrives, and a non-blocking barrier entered once all own sends completed;
+/// its completion means every message of this round was received everywhere. A closing barrier
+/// keeps a fast rank from starting the next round (same tag) while a slow rank still probes.
+///
+/// Sink: `char* reserve(int source, std::size_t offset, std::size_t bytes)` returns where the
+/// next `bytes` bytes of source's message (at byte offset `offset`) go; `void finish(int source,
+/// std::size_t total)` closes it. Collective over comm.
+template <class Sink>
+void nbx_exchange(MPI_Comm comm, int tag, std::span<const OutgoingBytes> sends, Sink& sink,
+                  irregular::mpi::ExchangeStats& stats, std::size_t piece_bytes = nbx_piece_bytes) {
+  IRREGULAR_ASSERT(piece_bytes > 0 && piece_bytes <= static_cast<std::size_t>(INT32_MAX));
+  std::vector<MPI_Request> requests;
+  requests.reserve(sends.size());
+  for (const OutgoingBytes& m : sends) {
+    IRREGULAR_ASSERT(m.bytes > 0);
+    ++stats.messages_sent;
+    stats.bytes_sent += m.bytes;
+    std::size_t offset = 0;
+    for (;;) {
+      const std::size_t n = std::min(m.bytes - offset, piece_bytes);
+      requests.emplace_back();
+      // MPI's C binding takes a non-const buffer pointer only in MPI-2 headers; cast is harmless.
+      BOOST_MPI_CHECK_RESULT(MPI_Issend, (const_cast<char*>(m.data) + offset, static_cast<int>(n),
+                                          MPI_BYTE, m.dest, tag, comm, &requests.back()));
+      offset += n;
+      if (n < piece_bytes) break;
+    }
+  }
+
+  auto receive = [&](MPI_Message msg, const MPI_Status& first) {
+    const int source = first.MPI_SOURCE;
+    MPI_Status status = first;
+    std::size_t total = 0;
+    for (;;) {
+      int n = 0;
+      BOOST_MPI_CHECK_RESULT(MPI_Get_count, (&status, MPI_BYTE, &n));
+      const auto un = static_cast<std::size_t>(n);
+      char* dst = sink.reserve(source, total, un);
+      BOOST_MPI_CHECK_RESULT(MPI_Mrecv, (dst, n, MPI_BYTE, &msg, MPI_STATUS_IGNORE));
+      total += un;
+      if (un != piece_bytes) break;
+      // The rest of this message is already posted by its sender: block for it.
+      BOOST_MPI_CHECK_RESULT(MPI_Mprobe, (source, tag, comm, &msg, &status));
+    }
+    sink.finish(source, total);
+    ++stats.messages_received;
+    stats.bytes_received += total;
+  };
+
+  MPI_Request barrier = MPI_REQUEST_NULL;
+  bool in_barrier = false;
+  for (;;) {
+    int arrived = 0;
+    MPI_Message msg;
+    MPI_Status status;
+    BOOST_MPI_CHECK_RESULT(MPI_Improbe, (MPI_ANY_SOURCE, tag, comm, &arrived, &msg, &status));
+    if (arrived) {
+      receive(msg, status);
+      continue;
+    }
+    int done = 0;
+    if (!in_barrier) {
+      BOOST_MPI_CHECK_RESULT(MPI_Testall, (static_cast<int>(requests.size()), requests.data(), &done,
+                                           MPI_STATUSES_IGNORE));
+      if (done) {
+        BOOST_MPI_CHECK_RESULT(MPI_Ibarrier, (comm, &barrier));
+        in_barrier = true;
+      }
+    } else {
+      BOOST_MPI_CHECK_RESULT(MPI_Test, (&barrier, &done, MPI_STATUS_IGNORE));
+      if (done) break;
+    }
+  }
+  BOOST_MPI_CHECK_RESULT(MPI_Barrier, (comm));
+}
+
+}  // namespace irregular::detail

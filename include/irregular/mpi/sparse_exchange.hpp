@@ -1,0 +1,215 @@
+// Sparse data exchange: one merged message per partner per phase, receivers not told who sends
+// (NBX with termination; baiardi-collecting-remote-data "message merging", "non-blocking exchange").
+#pragma once
+
+#include <irregular/core/error.hpp>
+#include <irregular/mpi/counters.hpp>
+#include <irregular/mpi/detail/nbx.hpp>
+#include <irregular/mpi/transport.hpp>
+
+#include <boost/mpi/communicator.hpp>
+#include <boost/mpi/environment.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <iterator>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace irregular::mpi {
+
+/// What one rank received, grouped by source rank in increasing order: the values from
+/// sources[i] are values[offsets[i] .. offsets[i+1]). Only ranks that sent something appear
+/// (this rank too, for its self-delivery).
+template <class T>
+struct Received {
+  std::vector<int> sources;
+  std::vector<std::size_t> offsets{0};  // sources.size() + 1 entries
+  std::vector<T> values;
+
+  /// Values that the i-th source sent.
+  [[nodiscard]] std::span<const T> from_index(std::size_t i) const {
+    return std::span<const T>(values).subspan(offsets[i], offsets[i + 1] - offsets[i]);
+  }
+  /// Values that rank `source` sent (empty if it sent nothing).
+  [[nodiscard]] std::span<const T> from_rank(int source) const {
+    const auto it = std::lower_bound(sources.begin(), sources.end(), source);
+    if (it == sources.end() || *it != source) return {};
+    return from_index(static_cast<std::size_t>(it - sources.begin()));
+  }
+};
+
+namespace detail_exchange {
+
+inline void check_tag(int tag) {
+  if (tag < 0 || tag > boost::mpi::environment::max_tag())
+    throw invalid_argument("irregular::mpi::sparse_exchange: tag " + std::to_string(tag) +
+                           " outside [0, " + std::to_string(boost::mpi::environment::max_tag()) + "]");
+}
+
+// Receives each message into its own buffer (of T for raw types, so the bytes land in place).
+template <class Unit>
+struct BufferSink {
+  std::vector<std::pair<int, std::vector<Unit>>> got;
+  bool ragged = false;  // a raw message whose length is not a multiple of sizeof(Unit)
+
+  char* reserve(int source, std::size_t offset, std::size_t bytes) {
+    if (offset == 0) got.emplace_back(source, std::vector<Unit>{});
+    std::vector<Unit>& v = got.back().second;
+    const std::size_t need = (offset + bytes + sizeof(Unit) - 1) / sizeof(Unit);
+    if (need > v.capacity()) v.reserve(std::max(need, 2 * v.capacity()));
+    if (need > v.size()) v.resize(need);
+    return reinterpret_cast<char*>(v.data()) + offset;
+  }
+  void finish(int, std::size_t total) {
+    if (total % sizeof(Unit) != 0) ragged = true;
+    got.back().second.resize(total / sizeof(Unit));
+  }
+};
+
+// Common body. slice(d) gives the values for destination d as a span.
+template <class T, class Slice>
+Received<T> exchange(const boost::mpi::communicator& comm, int tag, Slice slice,
+                     ExchangeStats* stats_out, std::size_t piece_bytes) {
+  check_tag(tag);
+  const int p = comm.size();
+  const int me = comm.rank();
+  ExchangeStats stats;
+  std::vector<irregular::detail::OutgoingBytes> sends;
+  std::vector<std::vector<char>> packed;  // serialized path: one buffer per destination
+  if constexpr (!is_raw_transportable<T>) {
+    for (int d = 0; d < p; ++d) {
+      const std::span<const T> s = slice(d);
+      if (d == me || s.empty()) continue;
+      packed.emplace_back();
+      pack(s, packed.back());
+    }
+  }
+  for (int d = 0, k = 0; d < p; ++d) {
+    const std::span<const T> s = slice(d);
+    if (d == me || s.empty()) continue;
+    if constexpr (is_raw_transportable<T>) {
+      sends.push_back({d, reinterpret_cast<const char*>(s.data()), s.size_bytes()});
+    } else {
+      sends.push_back({d, packed[static_cast<std::size_t>(k)].data(), packed[static_cast<std::size_t>(k)].size()});
+      ++k;
+    }
+  }
+
+  using Unit = std::conditional_t<is_raw_transportable<T>, T, char>;
+  BufferSink<Unit> sink;
+  irregular::detail::nbx_exchange(comm, tag, std::span<const irregular::detail::OutgoingBytes>(sends),
+                                  sink, stats, piece_bytes);
+  packed.clear();
+  if (stats_out != nullptr) *stats_out += stats;
+
+  // Arrival order is arbitrary; the result is grouped by source rank.
+  auto& got = sink.got;
+  std::sort(got.begin(), got.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  const std::span<const T> self = slice(me);
+  Received<T> out;
+  out.sources.reserve(got.size() + 1);
+  out.offsets.reserve(got.size() + 2);
+  auto self_at = std::lower_bound(got.begin(), got.end(), me,
+                                  [](const auto& a, int r) { return a.first < r; });
+  if constexpr (is_raw_transportable<T>) {
+    if (sink.ragged)
+      throw parse_error("irregular::mpi::sparse_exchange: rank " + std::to_string(me) +
+                        " received a raw message whose length is not a multiple of " +
+                        std::to_string(sizeof(T)) + " bytes (sender and receiver disagree on T?)");
+    if (self.empty() && got.size() == 1) {  // one partner: hand its buffer over without a copy
+      out.sources.push_back(got[0].first);
+      out.values = std::move(got[0].second);
+      out.offsets.push_back(out.values.size());
+      return out;
+    }
+    std::size_t total = self.size();
+    for (const auto& g : got) total += g.second.size();
+    out.values.reserve(total);
+  }
+  auto append_self = [&] {
+    if (self.empty()) return;
+    out.sources.push_back(me);
+    out.values.insert(out.values.end(), self.begin(), self.end());
+    out.offsets.push_back(out.values.size());
+  };
+  for (auto it = got.begin(); it != got.end(); ++it) {
+    if (it == self_at) append_self();
+    if constexpr (is_raw_transportable<T>) {
+      out.values.insert(out.values.end(), it->second.begin(), it->second.end());
+    } else {
+      const std::span<const char> bytes(it->second);
+      const std::size_t used = unpack<T>(bytes, out.values);
+      if (used != bytes.size())
+        throw parse_error("irregular::mpi::sparse_exchange: rank " + std::to_string(me) +
+                          " received " + std::to_string(bytes.size()) + " bytes from rank " +
+                          std::to_string(it->first) + " but the record holds " + std::to_string(used));
+      std::vector<char>().swap(it->second);  // free as we go: peak memory stays near one copy
+    }
+    out.sources.push_back(it->first);
+    out.offsets.push_back(out.values.size());
+  }
+  if (self_at == got.end()) append_self();
+  return out;
+}
+
+}  // namespace detail_exchange
+
+/// Sends outgoing[d] to rank d for every d with a non-empty vector (one message each; nothing to
+/// partners with nothing), receives from ranks unknown in advance, and returns what arrived
+/// grouped by source rank in increasing order. outgoing[comm.rank()] is delivered locally.
+/// Raw types travel as bytes straight from outgoing; others are packed with Boost.Serialization.
+/// Messages over 1 GiB are split into pieces, never rejected. `tag` and `comm` belong to the
+/// caller; back-to-back calls with the same tag do not mix. Collective over comm.
+/// Throws irregular::invalid_argument (before any communication) when outgoing.size() differs
+/// from comm.size() or tag is out of range — a caller bug the same on every rank.
+template <class T>
+Received<T> sparse_exchange(const boost::mpi::communicator& comm,
+                            const std::vector<std::vector<T>>& outgoing, int tag,
+                            ExchangeStats* stats = nullptr) {
+  if (outgoing.size() != static_cast<std::size_t>(comm.size()))
+    throw invalid_argument("irregular::mpi::sparse_exchange: " + std::to_string(outgoing.size()) +
+                           " outgoing vectors on rank " + std::to_string(comm.rank()) +
+                           ", expected one per rank (" + std::to_string(comm.size()) + ")");
+  return detail_exchange::exchange<T>(
+      comm, tag, [&](int d) { return std::span<const T>(outgoing[static_cast<std::size_t>(d)]); },
+      stats, irregular::detail::nbx_piece_bytes);
+}
+
+/// CSR form, the hot path of migration: values grouped by destination, those for rank d are
+/// values[offsets[d] .. offsets[d+1]); offsets.size() == comm.size() + 1. Collective over comm.
+template <class T>
+Received<T> sparse_exchange(const boost::mpi::communicator& comm, std::span<const T> values,
+                            std::span<const std::size_t> offsets, int tag,
+                            ExchangeStats* stats = nullptr) {
+  const auto p = static_cast<std::size_t>(comm.size());
+  const std::string where = "irregular::mpi::sparse_exchange (rank " + std::to_string(comm.rank()) + "): ";
+  if (offsets.size() != p + 1)
+    throw invalid_argument(where + std::to_string(offsets.size()) + " offsets, expected comm.size()+1 = " +
+                           std::to_string(p + 1));
+  if (offsets.front() != 0 || offsets.back() != values.size())
+    throw invalid_argument(where + "offsets must start at 0 and end at values.size() = " +
+                           std::to_string(values.size()));
+  if (!std::is_sorted(offsets.begin(), offsets.end()))
+    throw invalid_argument(where + "offsets must be non-decreasing");
+  return detail_exchange::exchange<T>(
+      comm, tag,
+      [&](int d) {
+        const auto i = static_cast<std::size_t>(d);
+        return values.subspan(offsets[i], offsets[i + 1] - offsets[i]);
+      },
+      stats, irregular::detail::nbx_piece_bytes);
+}
+
+template <class T>
+Received<T> sparse_exchange(const boost::mpi::communicator& comm, const std::vector<T>& values,
+                            const std::vector<std::size_t>& offsets, int tag,
+                            ExchangeStats* stats = nullptr) {
+  return sparse_exchange(comm, std::span<const T>(values), std::span<const std::size_t>(offsets), tag,
+                         stats);
+}
+
+}  // namespace irregular::mpi
