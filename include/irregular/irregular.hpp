@@ -10,6 +10,9 @@
 #include <irregular/core/index.hpp>
 
 // L1 curve
+#include <irregular/curve/curve_kind.hpp>
+#include <irregular/curve/interval.hpp>
+#include <irregular/curve/morton.hpp>
 
 // L1 partition
 
