@@ -1,0 +1,370 @@
+// L3 transport tests, run at 1, 2, 3, 4 and 7 ranks: pack/unpack round trips, sparse_exchange on
+// seeded random patterns against an oracle every rank computes alone, agree(), OwnedCommunicator.
+#include <catch2/catch.hpp>
+
+#include <irregular/mpi/collective_error.hpp>
+#include <irregular/mpi/communicator.hpp>
+#include <irregular/mpi/counters.hpp>
+#include <irregular/mpi/sparse_exchange.hpp>
+#include <irregular/mpi/transport.hpp>
+
+#include <boost/mpi/collectives.hpp>
+#include <boost/mpi/communicator.hpp>
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/vector.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace mpi = irregular::mpi;
+
+namespace {
+
+struct RawItem {  // trivially copyable, no serialize(): raw path
+  std::uint64_t key;
+  std::int32_t src;
+  std::int32_t dst;
+  double value;
+  friend bool operator==(const RawItem&, const RawItem&) = default;
+};
+
+struct SerItem {  // variable length: serialized path
+  std::string name;
+  std::vector<double> xs;
+  std::int32_t src = -1;
+  template <class Archive>
+  void serialize(Archive& ar, unsigned) { ar & name & xs & src; }
+  friend bool operator==(const SerItem&, const SerItem&) = default;
+};
+
+struct OptedIn {  // trivially copyable with serialize(), opted into the raw path by the trait
+  int a;
+  template <class Archive>
+  void serialize(Archive& ar, unsigned) { ar & a; }
+};
+
+struct WithSerialize {  // trivially copyable but has serialize(): serialized by default
+  int a;
+  template <class Archive>
+  void serialize(Archive& ar, unsigned) { ar & a; }
+};
+}  // namespace
+
+template <>
+struct irregular::mpi::raw_transport<OptedIn> : std::true_type {};
+
+namespace {
+static_assert(mpi::is_raw_transportable<RawItem>);
+static_assert(!mpi::is_raw_transportable<WithSerialize>);
+static_assert(mpi::is_raw_transportable<int>);
+static_assert(!mpi::is_raw_transportable<SerItem>);
+static_assert(!mpi::is_raw_transportable<std::string>);
+
+// Values rank src sends rank dst in round `round`: a deterministic function every rank can
+// evaluate, so each rank knows exactly what it must receive.
+RawItem make_item(RawItem*, int src, int dst, int i, int round) {
+  return {static_cast<std::uint64_t>(src) * 1000003u + static_cast<std::uint64_t>(dst) * 1009u +
+              static_cast<std::uint64_t>(i) + (static_cast<std::uint64_t>(round) << 40),
+          src, dst, 0.25 * i + round};
+}
+SerItem make_item(SerItem*, int src, int dst, int i, int round) {
+  SerItem s;
+  s.name = "from " + std::to_string(src) + " to " + std::to_string(dst) + " #" + std::to_string(i) +
+           " round " + std::to_string(round);
+  for (int k = 0; k < (i + round) % 5; ++k) s.xs.push_back(src + 0.5 * k - dst);
+  s.src = src;
+  return s;
+}
+template <class T>
+T item(int src, int dst, int i, int round) {
+  return make_item(static_cast<T*>(nullptr), src, dst, i, round);
+}
+
+// Seeded sparse pattern: count[src][dst], about 40% of pairs non-empty (self pairs included).
+std::vector<std::vector<int>> random_pattern(int p, std::uint64_t seed, int max_len) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<int>> count(static_cast<std::size_t>(p), std::vector<int>(static_cast<std::size_t>(p)));
+  for (auto& row : count)
+    for (auto& c : row) c = (rng() % 10 < 4) ? 1 + static_cast<int>(rng() % static_cast<std::uint64_t>(max_len)) : 0;
+  return count;
+}
+
+template <class T>
+std::vector<std::vector<T>> outgoing_of(const std::vector<std::vector<int>>& count, int me, int round) {
+  const auto p = count.size();
+  std::vector<std::vector<T>> out(p);
+  for (std::size_t d = 0; d < p; ++d)
+    for (int i = 0; i < count[static_cast<std::size_t>(me)][d]; ++i)
+      out[d].push_back(item<T>(me, static_cast<int>(d), i, round));
+  return out;
+}
+
+// Checks a Received against the oracle; returns the number of mismatches (0 when all is well).
+template <class T>
+int mismatches(const mpi::Received<T>& got, const std::vector<std::vector<int>>& count, int me, int round) {
+  int bad = 0;
+  std::vector<int> expected_sources;
+  std::vector<T> expected_values;
+  for (std::size_t s = 0; s < count.size(); ++s) {
+    const int n = count[s][static_cast<std::size_t>(me)];
+    if (n == 0) continue;
+    expected_sources.push_back(static_cast<int>(s));
+    for (int i = 0; i < n; ++i) expected_values.push_back(item<T>(static_cast<int>(s), me, i, round));
+  }
+  if (got.sources != expected_sources) ++bad;
+  if (got.offsets.size() != got.sources.size() + 1 || got.offsets.front() != 0 ||
+      got.offsets.back() != got.values.size())
+    ++bad;
+  if (got.values != expected_values) ++bad;
+  for (std::size_t k = 0; k + 1 < got.offsets.size() && bad == 0; ++k)
+    for (const T& v : got.from_index(k))
+      if (v.src != got.sources[k]) ++bad;
+  return bad;
+}
+
+int all_sum(const boost::mpi::communicator& comm, int x) {
+  int y = 0;
+  boost::mpi::all_reduce(comm, x, y, std::plus<int>());
+  return y;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("pack/unpack round trip is exact and records concatenate", "[mpi][transport]",
+                   RawItem, SerItem) {
+  std::vector<TestType> a;
+  std::vector<TestType> b;
+  for (int i = 0; i < 37; ++i) a.push_back(item<TestType>(1, 2, i, 3));
+  for (int i = 0; i < 5; ++i) b.push_back(item<TestType>(4, 5, i, 6));
+  std::vector<char> buf;
+  mpi::pack(std::span<const TestType>(a), buf);
+  const std::size_t first_size = buf.size();
+  mpi::pack(std::span<const TestType>(), buf);  // an empty record is still a record
+  mpi::pack(b, buf);
+
+  std::vector<TestType> out;
+  std::span<const char> in(buf);
+  const std::size_t used1 = mpi::unpack(in, out);
+  REQUIRE(used1 == first_size);
+  REQUIRE(out == a);
+  in = in.subspan(used1);
+  const std::size_t used2 = mpi::unpack(in, out);
+  REQUIRE(used2 == mpi::pack_header_bytes);
+  REQUIRE(out == a);
+  in = in.subspan(used2);
+  const std::size_t used3 = mpi::unpack(in, out);
+  REQUIRE(used3 == in.size());
+  std::vector<TestType> ab = a;
+  ab.insert(ab.end(), b.begin(), b.end());
+  REQUIRE(out == ab);
+
+  if constexpr (mpi::is_raw_transportable<TestType>)
+    REQUIRE(first_size == mpi::pack_header_bytes + a.size() * sizeof(TestType));
+
+  // Truncated records are rejected and leave `out` unchanged.
+  for (std::size_t cut : {std::size_t{0}, std::size_t{7}, mpi::pack_header_bytes, first_size - 1}) {
+    CAPTURE(cut);
+    std::vector<TestType> partial = b;
+    REQUIRE_THROWS_AS(mpi::unpack(std::span<const char>(buf.data(), cut), partial), irregular::parse_error);
+    REQUIRE(partial == b);
+  }
+}
+
+TEST_CASE("trait opt-in takes effect", "[mpi][transport]") {
+  STATIC_REQUIRE(mpi::is_raw_transportable<OptedIn>);
+  std::vector<OptedIn> v{{1}, {2}, {3}};
+  std::vector<char> buf;
+  mpi::pack(v, buf);
+  REQUIRE(buf.size() == mpi::pack_header_bytes + 3 * sizeof(OptedIn));
+}
+
+TEMPLATE_TEST_CASE("sparse_exchange delivers a random sparse pattern grouped by source", "[mpi][transport]",
+                   RawItem, SerItem) {
+  const boost::mpi::communicator world;
+  const int p = world.size();
+  const int me = world.rank();
+  for (std::uint64_t seed : {1u, 2u, 3u, 4u, 5u}) {
+    CAPTURE(seed);
+    const auto count = random_pattern(p, seed, 20);
+    const auto outgoing = outgoing_of<TestType>(count, me, 0);
+    mpi::ExchangeStats stats;
+    const auto got = mpi::sparse_exchange(world, outgoing, 17, &stats);
+    REQUIRE(all_sum(world, mismatches(got, count, me, 0)) == 0);
+
+    // No message to partners with nothing; self-delivery is no message.
+    int expect_sent = 0;
+    int expect_received = 0;
+    for (int r = 0; r < p; ++r) {
+      if (r == me) continue;
+      expect_sent += count[static_cast<std::size_t>(me)][static_cast<std::size_t>(r)] > 0;
+      expect_received += count[static_cast<std::size_t>(r)][static_cast<std::size_t>(me)] > 0;
+    }
+    REQUIRE(all_sum(world, static_cast<int>(stats.messages_sent) != expect_sent) == 0);
+    REQUIRE(all_sum(world, static_cast<int>(stats.messages_received) != expect_received) == 0);
+    const mpi::ExchangeStats total = mpi::all_reduce_sum(world, stats);
+    REQUIRE(total.messages_sent == total.messages_received);
+    REQUIRE(total.bytes_sent == total.bytes_received);
+    if constexpr (mpi::is_raw_transportable<TestType>) {
+      std::uint64_t expect_bytes = 0;
+      for (int r = 0; r < p; ++r)
+        if (r != me) expect_bytes += count[static_cast<std::size_t>(me)][static_cast<std::size_t>(r)] * sizeof(TestType);
+      REQUIRE(all_sum(world, stats.bytes_sent != expect_bytes) == 0);
+    }
+
+    // The CSR form gives the same result.
+    std::vector<TestType> flat;
+    std::vector<std::size_t> offsets{0};
+    for (const auto& v : outgoing) {
+      flat.insert(flat.end(), v.begin(), v.end());
+      offsets.push_back(flat.size());
+    }
+    const auto got_csr = mpi::sparse_exchange(world, flat, offsets, 17);
+    REQUIRE(all_sum(world, mismatches(got_csr, count, me, 0)) == 0);
+  }
+}
+
+TEMPLATE_TEST_CASE("20 back-to-back exchanges with one tag do not mix", "[mpi][transport]", RawItem, SerItem) {
+  const boost::mpi::communicator world;
+  const int me = world.rank();
+  int bad = 0;
+  for (int round = 0; round < 20; ++round) {
+    // A new pattern each round, so a message from the next round landing early would show.
+    const auto count = random_pattern(world.size(), 100 + static_cast<std::uint64_t>(round), 6);
+    const auto got = mpi::sparse_exchange(world, outgoing_of<TestType>(count, me, round), 5);
+    bad += mismatches(got, count, me, round);
+  }
+  REQUIRE(all_sum(world, bad) == 0);
+}
+
+TEMPLATE_TEST_CASE("messages split into pieces reassemble exactly", "[mpi][transport]", RawItem, SerItem) {
+  const boost::mpi::communicator world;
+  const int me = world.rank();
+  const auto count = random_pattern(world.size(), 77, 9);
+  const auto outgoing = outgoing_of<TestType>(count, me, 1);
+  // 24 divides sizeof(RawItem) multiples (pieces end with a zero-byte piece); 7 does not.
+  for (std::size_t piece : {std::size_t{7}, std::size_t{24}, std::size_t{1}}) {
+    CAPTURE(piece);
+    mpi::ExchangeStats stats;
+    const auto got = mpi::detail_exchange::exchange<TestType>(
+        world, 9, [&](int d) { return std::span<const TestType>(outgoing[static_cast<std::size_t>(d)]); },
+        &stats, piece);
+    REQUIRE(all_sum(world, mismatches(got, count, me, 1)) == 0);
+    const auto total = mpi::all_reduce_sum(world, stats);
+    REQUIRE(total.bytes_sent == total.bytes_received);
+  }
+}
+
+TEST_CASE("self-delivery and empty exchanges send no message", "[mpi][transport]") {
+  const boost::mpi::communicator world;
+  const int p = world.size();
+  const int me = world.rank();
+  std::vector<std::vector<RawItem>> outgoing(static_cast<std::size_t>(p));
+  mpi::ExchangeStats stats;
+  auto got = mpi::sparse_exchange(world, outgoing, 3, &stats);
+  REQUIRE(got.sources.empty());
+  REQUIRE(got.offsets == std::vector<std::size_t>{0});
+  REQUIRE(got.values.empty());
+  outgoing[static_cast<std::size_t>(me)] = {item<RawItem>(me, me, 0, 0), item<RawItem>(me, me, 1, 0)};
+  got = mpi::sparse_exchange(world, outgoing, 3, &stats);
+  REQUIRE(got.sources == std::vector<int>{me});
+  REQUIRE(got.values == outgoing[static_cast<std::size_t>(me)]);
+  REQUIRE(got.from_rank(me).size() == 2);
+  REQUIRE(got.from_rank(me + 1).empty());
+  REQUIRE(mpi::all_reduce_sum(world, stats) == mpi::ExchangeStats{});
+}
+
+TEST_CASE("sparse_exchange rejects malformed calls before communicating", "[mpi][transport]") {
+  const boost::mpi::communicator world;
+  const int p = world.size();
+  std::vector<std::vector<int>> wrong(static_cast<std::size_t>(p) + 1);
+  REQUIRE_THROWS_AS(mpi::sparse_exchange(world, wrong, 1), irregular::invalid_argument);
+  std::vector<std::vector<int>> right(static_cast<std::size_t>(p));
+  REQUIRE_THROWS_AS(mpi::sparse_exchange(world, right, -1), irregular::invalid_argument);
+  std::vector<int> flat{1, 2, 3};
+  std::vector<std::size_t> offsets(static_cast<std::size_t>(p) + 1, 0);
+  REQUIRE_THROWS_AS(mpi::sparse_exchange(world, flat, offsets, 1), irregular::invalid_argument);
+  offsets.back() = 3;
+  offsets.front() = 2;
+  REQUIRE_THROWS_AS(mpi::sparse_exchange(world, flat, offsets, 1), irregular::invalid_argument);
+  // The communicator is still usable: a valid exchange afterwards works.
+  offsets.front() = 0;
+  const auto got = mpi::sparse_exchange(world, flat, offsets, 1);
+  const bool last = world.rank() == p - 1;
+  REQUIRE(all_sum(world, got.values.size() != (last ? 3u * static_cast<unsigned>(p) : 0u)) == 0);
+}
+
+TEST_CASE("agree: a throw on one rank makes every rank throw the same collective_error", "[mpi][transport]") {
+  const boost::mpi::communicator world;
+  const int p = world.size();
+  const int me = world.rank();
+  const int last = p - 1;
+
+  REQUIRE(mpi::agree(world, [&] { return me * 2; }) == me * 2);
+  REQUIRE_NOTHROW(mpi::agree(world, [] {}));
+  REQUIRE_NOTHROW(mpi::agree_on(world, std::nullopt));
+
+  auto expect_failure = [&](auto&& f, const std::string& message, int failing) {
+    int ok = 0;
+    try {
+      mpi::agree(world, f);
+    } catch (const irregular::collective_error& e) {
+      ok = (e.what() == message && e.failing_rank() == failing) ? 1 : 0;
+    }
+    REQUIRE(all_sum(world, ok) == p);
+  };
+  // irregular::error on the last rank only.
+  expect_failure([&] { if (me == last) throw irregular::invalid_argument("bad load on rank " + std::to_string(me)); return 1; },
+                 "bad load on rank " + std::to_string(last), last);
+  // Several ranks fail with different messages: the lowest failing rank's message wins.
+  const int lowest = p > 1 ? 1 : 0;
+  expect_failure([&] { if (me >= lowest) throw std::runtime_error("std error " + std::to_string(me)); },
+                 "std error " + std::to_string(lowest), lowest);
+  // A nested agreement keeps the rank it named.
+  expect_failure([&] {
+    mpi::agree(world, [&] { if (me == last) throw irregular::error("inner"); });
+  }, "inner", last);
+  // The low-level form.
+  int ok = 0;
+  try {
+    mpi::agree_on(world, me == last ? std::optional<std::string>("flag") : std::nullopt);
+  } catch (const irregular::collective_error& e) {
+    ok = std::string(e.what()) == "flag" && e.failing_rank() == last;
+  }
+  REQUIRE(all_sum(world, ok) == p);
+}
+
+TEST_CASE("OwnedCommunicator holds a congruent duplicate", "[mpi][transport]") {
+  const boost::mpi::communicator world;
+  mpi::OwnedCommunicator owned(world);
+  REQUIRE(MPI_Comm(owned.get()) != MPI_Comm(world));
+  int result = MPI_UNEQUAL;
+  MPI_Comm_compare(owned.get(), world, &result);
+  REQUIRE(result == MPI_CONGRUENT);
+  REQUIRE(owned.size() == world.size());
+  REQUIRE(owned.rank() == world.rank());
+  mpi::OwnedCommunicator moved(std::move(owned));
+  REQUIRE(moved.get().size() == world.size());
+  // Traffic on the duplicate works and stays on it.
+  std::vector<std::vector<int>> out(static_cast<std::size_t>(world.size()));
+  out[static_cast<std::size_t>((world.rank() + 1) % world.size())] = {world.rank()};
+  const auto got = mpi::sparse_exchange(moved.get(), out, 0);
+  const int from = (world.rank() + world.size() - 1) % world.size();
+  REQUIRE(got.values == std::vector<int>{from});
+}
+
+TEST_CASE("MigrationCounters add up and reduce to global sums", "[mpi][transport]") {
+  const boost::mpi::communicator world;
+  const auto r = static_cast<std::uint64_t>(world.rank());
+  mpi::MigrationCounters c{1, r, 10 * r, 2};
+  c += mpi::MigrationCounters{1, 0, 0, 0};
+  const auto g = mpi::all_reduce_sum(world, c);
+  const auto p = static_cast<std::uint64_t>(world.size());
+  REQUIRE(g.hnodes == 2 * p);
+  REQUIRE(g.elements == p * (p - 1) / 2);
+  REQUIRE(g.bytes == 10 * p * (p - 1) / 2);
+  REQUIRE(g.messages == 2 * p);
+}
