@@ -1,0 +1,301 @@
+// CellTree: a linear H-Tree whose leaves carry user data (mesh and grid codes, the adaptive
+// multigrid of baiardi-collecting-remote-data §4): uniform start, refine/coarsen marks, 2:1 balance.
+#pragma once
+
+#include <irregular/core/assert.hpp>
+#include <irregular/core/cell.hpp>
+#include <irregular/core/concepts.hpp>
+#include <irregular/core/error.hpp>
+#include <irregular/core/index.hpp>
+#include <irregular/tree/balance.hpp>
+#include <irregular/tree/detail/curve_math.hpp>
+#include <irregular/tree/detail/linear_tree.hpp>
+#include <irregular/tree/stencil.hpp>
+
+#include <algorithm>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace irregular {
+
+/// What adapt() should do with a leaf.
+enum class Mark : std::int8_t { keep = 0, refine = 1, coarsen = -1 };
+
+/// What adapt() did: leaves split into children, and sibling families merged into their parent.
+struct AdaptStats {
+  std::size_t refined = 0;
+  std::size_t coarsened = 0;
+};
+
+/// Linear H-Tree with one `Data` per leaf (structure-of-arrays: starts, levels, data), kept in
+/// curve order through every adaptation.
+template <SpaceFillingCurve C, class Data>
+class CellTree {
+ public:
+  using curve_type = C;
+  using index_type = typename C::index_type;
+  using data_type = Data;
+  static constexpr int dim = C::dim;
+
+  /// One leaf, the root, with a value-initialized Data.
+  CellTree()
+    requires std::default_initializable<Data>
+      : starts_{index_type{0}}, levels_{0}, data_(1), marks_(1, Mark::keep) {}
+
+  /// All cells of `level`, in curve order, data = init(cell) (or a copy of a value).
+  /// Throws invalid_argument if level is outside [0, max_level].
+  template <class Init>
+    requires std::invocable<Init&, const Cell<C::dim>&>
+  [[nodiscard]] static CellTree uniform(int level, Init init) {
+    if (level < 0 || level > C::max_level)
+      throw invalid_argument("irregular::CellTree::uniform: level " + std::to_string(level) +
+                             " outside [0, max_level = " + std::to_string(C::max_level) + "]");
+    const auto n = static_cast<std::size_t>(detail::index_end<C>() / detail::span_at<C>(level));
+    CellTree t(0);
+    t.starts_.reserve(n);
+    t.levels_.assign(n, static_cast<std::uint8_t>(level));
+    t.data_.reserve(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      const index_type s = static_cast<index_type>(k) * detail::span_at<C>(level);
+      t.starts_.push_back(s);
+      t.data_.push_back(init(C::cell(static_cast<index_type>(k), level)));
+    }
+    t.marks_.assign(n, Mark::keep);
+    return t;
+  }
+  [[nodiscard]] static CellTree uniform(int level, const Data& value) {
+    return uniform(level, [&value](const Cell<C::dim>&) { return value; });
+  }
+
+  /// From given leaves (validated like HTree::from_leaves) and one datum per leaf.
+  [[nodiscard]] static CellTree from_leaves(std::vector<index_type> starts, std::vector<int> levels,
+                                            std::vector<Data> data) {
+    detail::validate_tiling<C, int>(starts, levels, "irregular::CellTree::from_leaves");
+    if (data.size() != starts.size())
+      throw invalid_argument("irregular::CellTree::from_leaves: " + std::to_string(data.size()) +
+                             " data for " + std::to_string(starts.size()) + " leaves");
+    CellTree t(0);
+    t.starts_ = std::move(starts);
+    t.levels_.assign(levels.begin(), levels.end());
+    t.data_ = std::move(data);
+    t.marks_.assign(t.starts_.size(), Mark::keep);
+    return t;
+  }
+
+  // ---- leaves ------------------------------------------------------------------------------
+  [[nodiscard]] std::size_t size() const noexcept { return starts_.size(); }
+  [[nodiscard]] index_type start(std::size_t leaf) const noexcept {
+    IRREGULAR_ASSERT(leaf < size());
+    return starts_[leaf];
+  }
+  [[nodiscard]] index_type end(std::size_t leaf) const noexcept {
+    IRREGULAR_ASSERT(leaf < size());
+    return starts_[leaf] + detail::span_at<C>(levels_[leaf]);
+  }
+  [[nodiscard]] int level(std::size_t leaf) const noexcept {
+    IRREGULAR_ASSERT(leaf < size());
+    return levels_[leaf];
+  }
+  [[nodiscard]] Cell<dim> cell(std::size_t leaf) const noexcept {
+    IRREGULAR_ASSERT(leaf < size());
+    return detail::cell_at<C>(starts_[leaf], levels_[leaf]);
+  }
+  [[nodiscard]] std::span<const index_type> starts() const noexcept { return starts_; }
+  [[nodiscard]] std::span<const std::uint8_t> levels() const noexcept { return levels_; }
+  [[nodiscard]] Data& data(std::size_t leaf) noexcept {
+    IRREGULAR_ASSERT(leaf < size());
+    return data_[leaf];
+  }
+  [[nodiscard]] const Data& data(std::size_t leaf) const noexcept {
+    IRREGULAR_ASSERT(leaf < size());
+    return data_[leaf];
+  }
+  [[nodiscard]] std::span<Data> data() noexcept { return data_; }
+  [[nodiscard]] std::span<const Data> data() const noexcept { return data_; }
+
+  [[nodiscard]] std::size_t leaf_containing(index_type finest_index) const noexcept {
+    IRREGULAR_ASSERT(finest_index < detail::index_end<C>());
+    return detail::leaf_at<index_type>(starts_, finest_index);
+  }
+  [[nodiscard]] std::size_t leaf_containing(const Cell<dim>& c) const noexcept {
+    return leaf_containing(detail::start_of<C>(c));
+  }
+  [[nodiscard]] std::pair<std::size_t, std::size_t> leaves_overlapping(
+      IndexInterval<index_type> iv) const noexcept {
+    return detail::leaves_meeting<index_type>(starts_, iv);
+  }
+  [[nodiscard]] std::optional<std::size_t> find_leaf(const Cell<dim>& c) const noexcept {
+    const std::size_t l = leaf_containing(c);
+    if (level(l) == c.level) return l;
+    return std::nullopt;
+  }
+
+  // ---- marks and adaptation ------------------------------------------------------------------
+  void mark(std::size_t leaf, Mark m) noexcept {
+    IRREGULAR_ASSERT(leaf < size());
+    marks_[leaf] = m;
+  }
+  [[nodiscard]] Mark mark(std::size_t leaf) const noexcept {
+    IRREGULAR_ASSERT(leaf < size());
+    return marks_[leaf];
+  }
+  [[nodiscard]] std::span<const Mark> marks() const noexcept { return marks_; }
+  void clear_marks() noexcept { std::fill(marks_.begin(), marks_.end(), Mark::keep); }
+
+  /// Applies the stored marks (see the overload below), then clears them.
+  template <class Refine, class Coarsen>
+  AdaptStats adapt(Refine&& refine_fn, Coarsen&& coarsen_fn) {
+    const std::vector<Mark> m = marks_;
+    return adapt(std::span<const Mark>(m), refine_fn, coarsen_fn);
+  }
+
+  /// Refines every leaf marked refine into its children (in curve order), each with data
+  /// refine_fn(const Data& parent, const Cell<D>& child); merges every complete sibling family
+  /// whose members are all marked coarsen into the parent, with data
+  /// coarsen_fn(std::span<const Data> children) (children in curve order). Coarsen marks on
+  /// incomplete families (a sibling refined further, or not marked) are ignored.
+  /// Throws invalid_argument (tree unchanged) if marks.size() != size() or a leaf at max_level is
+  /// marked refine. If a callback throws, the tree is unchanged too.
+  template <class Refine, class Coarsen>
+  AdaptStats adapt(std::span<const Mark> marks, Refine&& refine_fn, Coarsen&& coarsen_fn) {
+    static_assert(std::is_invocable_r_v<Data, Refine&, const Data&, const Cell<C::dim>&>,
+                  "irregular::CellTree::adapt: refine_fn must be callable as "
+                  "refine_fn(const Data& parent, const Cell<D>& child) -> Data");
+    static_assert(std::is_invocable_r_v<Data, Coarsen&, std::span<const Data>>,
+                  "irregular::CellTree::adapt: coarsen_fn must be callable as "
+                  "coarsen_fn(std::span<const Data> children) -> Data");
+    if (marks.size() != size())
+      throw invalid_argument("irregular::CellTree::adapt: " + std::to_string(marks.size()) +
+                             " marks for " + std::to_string(size()) + " leaves");
+    for (std::size_t i = 0; i < size(); ++i)
+      if (marks[i] == Mark::refine && levels_[i] >= C::max_level)
+        throw invalid_argument("irregular::CellTree::adapt: leaf " + std::to_string(i) +
+                               " is at the curve's max_level " + std::to_string(C::max_level) +
+                               " and cannot be refined");
+    constexpr int nc = detail::children_of<C>;
+    AdaptStats st;
+    std::vector<index_type> ns;
+    std::vector<std::uint8_t> nl;
+    // Phase 1 (may throw in callbacks, touches no member): new leaves; `src` says where each
+    // new leaf's data comes from: >= 0 an old leaf (moved), < 0 -(k+1) into `fresh`.
+    std::vector<std::ptrdiff_t> src;
+    std::vector<Data> fresh;
+    ns.reserve(size());
+    nl.reserve(size());
+    src.reserve(size());
+    const std::size_t n = size();
+    for (std::size_t i = 0; i < n;) {
+      const int lv = levels_[i];
+      if (marks[i] == Mark::coarsen && lv > 0 && family_at(i, marks)) {
+        ns.push_back(starts_[i]);
+        nl.push_back(static_cast<std::uint8_t>(lv - 1));
+        fresh.push_back(coarsen_fn(std::span<const Data>(data_.data() + i, nc)));
+        src.push_back(-static_cast<std::ptrdiff_t>(fresh.size()));
+        ++st.coarsened;
+        i += nc;
+        continue;
+      }
+      if (marks[i] == Mark::refine) {
+        const index_type cs = detail::span_at<C>(lv + 1);
+        for (int k = 0; k < nc; ++k) {
+          const index_type s = starts_[i] + static_cast<index_type>(k) * cs;
+          ns.push_back(s);
+          nl.push_back(static_cast<std::uint8_t>(lv + 1));
+          fresh.push_back(refine_fn(std::as_const(data_[i]), detail::cell_at<C>(s, lv + 1)));
+          src.push_back(-static_cast<std::ptrdiff_t>(fresh.size()));
+        }
+        ++st.refined;
+      } else {
+        ns.push_back(starts_[i]);
+        nl.push_back(static_cast<std::uint8_t>(lv));
+        src.push_back(static_cast<std::ptrdiff_t>(i));
+      }
+      ++i;
+    }
+    // Phase 2: assemble by moving.
+    std::vector<Data> nd;
+    nd.reserve(ns.size());
+    for (const auto s : src)
+      nd.push_back(s >= 0 ? std::move(data_[static_cast<std::size_t>(s)])
+                          : std::move(fresh[static_cast<std::size_t>(-s - 1)]));
+    starts_ = std::move(ns);
+    levels_ = std::move(nl);
+    data_ = std::move(nd);
+    marks_.assign(starts_.size(), Mark::keep);
+    return st;
+  }
+
+  /// Refines to the coarsest 2:1 balanced tree (see balance_leaves); new leaves get data by
+  /// repeated refine_fn(parent data, child cell) down from the old leaf that contains them.
+  /// Returns the number of old leaves that were split.
+  template <class Refine>
+  std::size_t balance(BalanceKind kind, Refine&& refine_fn, Periodicity<C::dim> per = {}) {
+    static_assert(std::is_invocable_r_v<Data, Refine&, const Data&, const Cell<C::dim>&>,
+                  "irregular::CellTree::balance: refine_fn must be callable as "
+                  "refine_fn(const Data& parent, const Cell<D>& child) -> Data");
+    auto b = balance_leaves<C>(std::span<const index_type>(starts_),
+                               std::span<const std::uint8_t>(levels_), kind, per);
+    if (b.starts.size() == size()) return 0;
+    std::vector<Data> nd;
+    nd.reserve(b.starts.size());
+    std::size_t j = 0, split = 0;
+    for (std::size_t i = 0; i < size(); ++i) {
+      if (b.levels[j] == levels_[i]) {
+        nd.push_back(data_[i]);
+        ++j;
+        continue;
+      }
+      ++split;
+      descend(b, j, starts_[i], levels_[i], data_[i], refine_fn, nd);
+    }
+    starts_ = std::move(b.starts);
+    levels_ = std::move(b.levels);
+    data_ = std::move(nd);
+    marks_.assign(starts_.size(), Mark::keep);
+    return split;
+  }
+
+ private:
+  explicit CellTree(int /*empty*/) {}
+
+  // Leaves [i, i + nc) are the complete children of one parent, all marked coarsen.
+  bool family_at(std::size_t i, std::span<const Mark> marks) const noexcept {
+    constexpr std::size_t nc = static_cast<std::size_t>(detail::children_of<C>);
+    const int lv = levels_[i];
+    if (starts_[i] % detail::span_at<C>(lv - 1) != 0 || i + nc > size()) return false;
+    for (std::size_t k = i; k < i + nc; ++k)
+      if (levels_[k] != lv || marks[k] != Mark::coarsen) return false;
+    return true;
+  }
+
+  template <class Refine>
+  static void descend(const LeafArrays<index_type>& b, std::size_t& j, index_type start, int lv,
+                      const Data& d, Refine& refine_fn, std::vector<Data>& out) {
+    if (b.levels[j] == lv) {
+      IRREGULAR_ASSERT(b.starts[j] == start);
+      out.push_back(d);
+      ++j;
+      return;
+    }
+    const index_type cs = detail::span_at<C>(lv + 1);
+    for (int k = 0; k < detail::children_of<C>; ++k) {
+      const index_type s = start + static_cast<index_type>(k) * cs;
+      const Data cd = refine_fn(d, detail::cell_at<C>(s, lv + 1));
+      descend(b, j, s, lv + 1, cd, refine_fn, out);
+    }
+  }
+
+  std::vector<index_type> starts_;
+  std::vector<std::uint8_t> levels_;
+  std::vector<Data> data_;
+  std::vector<Mark> marks_;
+};
+
+}  // namespace irregular
