@@ -19,6 +19,13 @@
 // L1 rect
 
 // L2 tree
+#include <irregular/tree/balance.hpp>
+#include <irregular/tree/cell_tree.hpp>
+#include <irregular/tree/htree.hpp>
+#include <irregular/tree/neighbours.hpp>
+#include <irregular/tree/refine.hpp>
+#include <irregular/tree/refine_leaves.hpp>
+#include <irregular/tree/stencil.hpp>
 
 // L3 mpi
 #include <irregular/mpi/collective_error.hpp>
