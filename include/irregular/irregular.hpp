@@ -15,6 +15,15 @@
 #include <irregular/curve/morton.hpp>
 
 // L1 partition
+#include <irregular/partition/chain_algorithm.hpp>
+#include <irregular/partition/chain_partition.hpp>
+#include <irregular/partition/direct_cut.hpp>
+#include <irregular/partition/heterogeneous.hpp>
+#include <irregular/partition/nicol_plus.hpp>
+#include <irregular/partition/optimal_dp.hpp>
+#include <irregular/partition/prefix_sums.hpp>
+#include <irregular/partition/probe.hpp>
+#include <irregular/partition/recursive_bisection.hpp>
 
 // L1 rect
 

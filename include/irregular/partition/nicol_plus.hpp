@@ -1,0 +1,68 @@
+// NicolPlus: Nicol's optimal 1D chain partitioning (binary search for each first separator by
+// probes) with Pinar & Aykanat's bounds: LB = max(total/p, max task), UB from DirectCut, and
+// separator-index bounds restricting every probe's search. saule-bas-catalyurek §2.2.
+#pragma once
+
+#include <irregular/core/error.hpp>
+#include <irregular/partition/chain_partition.hpp>
+#include <irregular/partition/detail/chain_search.hpp>
+#include <irregular/partition/direct_cut.hpp>
+#include <irregular/partition/prefix_sums.hpp>
+#include <irregular/partition/probe.hpp>
+
+#include <algorithm>
+#include <concepts>
+#include <cstddef>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace irregular::partition {
+
+/// Optimal (minimum-bottleneck) partition of the chain into p parts, on existing prefix sums.
+template <class T>
+[[nodiscard]] ChainPartition<wide_t<T>> nicol_plus(const PrefixSums<T>& ps, std::size_t p) {
+  using W = wide_t<T>;
+  detail::check_parts(p, "irregular::partition::nicol_plus");
+  const auto P = ps.data();
+  auto cost = [P](std::size_t, std::size_t i, std::size_t j) { return P[j] - P[i]; };
+  detail::ChainSearch<W, decltype(cost)> search(ps.size(), p, cost);
+  auto dc = direct_cut(ps, p);
+  const W ub = dc.bottleneck;
+  const W lb = detail_probe::chain_lower_bound<W>(P, p);
+  if (!(lb < ub)) return dc;  // DirectCut already meets the lower bound: optimal
+  const W best = search.nicol(lb, false, ub);
+  std::vector<std::size_t> s(p + 1);
+  search.greedy(best, s.data());
+  return make_chain_partition(std::move(s), ps);
+}
+
+/// Optimal partition of loads into p parts. Throws irregular::invalid_argument for p = 0 or a
+/// negative/NaN load (naming its index).
+template <class T>
+[[nodiscard]] ChainPartition<wide_t<T>> nicol_plus(std::span<const T> loads, std::size_t p) {
+  detail::check_parts(p, "irregular::partition::nicol_plus");
+  return nicol_plus(PrefixSums<T>(loads), p);
+}
+
+/// Optimal partition of n tasks into p parts for any interval-load oracle load(i, j) -> W
+/// (0 <= i <= j <= n) that is nondecreasing when [i, j) grows and smallest (e.g. 0) on empty
+/// intervals, e.g. the optimal bottleneck of a stripe of a 2D load array. O(p log n) probes
+/// in the worst case, far fewer in practice; each probe costs O(p log(n/p)) load calls.
+template <class W, class IntervalLoad>
+  requires std::invocable<IntervalLoad&, std::size_t, std::size_t>
+[[nodiscard]] ChainPartition<W> nicol_generic(std::size_t n, std::size_t p, IntervalLoad&& load) {
+  detail::check_parts(p, "irregular::partition::nicol_generic");
+  auto cost = [&load](std::size_t, std::size_t i, std::size_t j) {
+    return static_cast<W>(load(i, j));
+  };
+  detail::ChainSearch<W, decltype(cost)> search(n, p, cost);
+  // Everything in the first part is feasible; no lower bound is assumed.
+  const W ub = cost(0, 0, n);
+  const W best = search.nicol(cost(0, 0, 0), false, ub);
+  std::vector<std::size_t> s(p + 1);
+  search.greedy(best, s.data());
+  return make_chain_partition<W>(std::move(s), load);
+}
+
+}  // namespace irregular::partition
