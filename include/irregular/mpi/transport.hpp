@@ -10,6 +10,7 @@
 #include <boost/archive/binary_oarchive.hpp>
 #include <boost/mpi/datatype.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -61,8 +62,11 @@ void pack(std::span<const T> values, std::vector<char>& out) {
     if (bytes != 0) std::memcpy(out.data() + payload_at, values.data(), bytes);
   } else {
     irregular::detail::VectorOutBuf buf(out);
-    boost::archive::binary_oarchive ar(buf, archive_flags);
-    for (const T& v : values) ar << v;
+    {
+      boost::archive::binary_oarchive ar(buf, archive_flags);
+      for (const T& v : values) ar << v;
+    }
+    buf.finish();
   }
   const std::uint64_t payload = out.size() - payload_at;
   std::memcpy(out.data() + header_at + sizeof count, &payload, sizeof payload);
@@ -103,11 +107,14 @@ std::size_t unpack(std::span<const char> in, std::vector<T>& out) {
     irregular::detail::SpanInBuf buf(std::span<const char>(data, payload));
     try {
       boost::archive::binary_iarchive ar(buf, archive_flags);
-      out.reserve(old + count);
+      // Read in place, no temporary per value. Sized up front, but never beyond one value per
+      // payload byte, so a corrupt count cannot demand absurd memory (values of empty types,
+      // which take no bytes, grow the vector one by one).
+      out.resize(old + static_cast<std::size_t>(std::min<std::uint64_t>(count, payload)));
       for (std::uint64_t i = 0; i < count; ++i) {
-        T v{};
-        ar >> v;
-        out.push_back(std::move(v));
+        const std::size_t at = old + static_cast<std::size_t>(i);
+        if (at == out.size()) out.emplace_back();
+        ar >> out[at];
       }
     } catch (const boost::archive::archive_exception& e) {
       out.erase(out.begin() + static_cast<std::ptrdiff_t>(old), out.end());
