@@ -11,8 +11,10 @@
 
 // L1 curve
 #include <irregular/curve/curve_kind.hpp>
+#include <irregular/curve/hilbert.hpp>
 #include <irregular/curve/interval.hpp>
 #include <irregular/curve/morton.hpp>
+#include <irregular/curve/peano.hpp>
 
 // L1 partition
 #include <irregular/partition/chain_algorithm.hpp>

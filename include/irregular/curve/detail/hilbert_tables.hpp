@@ -1,0 +1,98 @@
+// Lookup tables for the 2D and 3D Hilbert curve, built at compile time from the Skilling state
+// machine (hilbert_skilling.hpp), so the table path gives exactly Skilling's indices.
+#pragma once
+
+#include <irregular/curve/detail/hilbert_skilling.hpp>
+
+#include <array>
+#include <cstdint>
+
+namespace irregular::detail {
+
+/// Reachable Skilling states from the root (2D: 8, 3D: 48), in breadth-first order.
+template <int D>
+struct HilbertStates {
+  static constexpr int children = 1 << D;
+  static constexpr int count = [] {
+    std::array<SkillingState<D>, 64> st{};
+    int n = 1;
+    st[0] = skilling_root<D>();
+    for (int i = 0; i < n; ++i)
+      for (unsigned y = 0; y < children; ++y) {
+        const auto ns = skilling_next<D>(st[i], y);
+        bool found = false;
+        for (int j = 0; j < n; ++j) found = found || st[j] == ns;
+        if (!found) st[n++] = ns;
+      }
+    return n;
+  }();
+  static constexpr std::array<SkillingState<D>, count> states = [] {
+    std::array<SkillingState<D>, count> st{};
+    int n = 1;
+    st[0] = skilling_root<D>();
+    for (int i = 0; i < n; ++i)
+      for (unsigned y = 0; y < children; ++y) {
+        const auto ns = skilling_next<D>(st[i], y);
+        bool found = false;
+        for (int j = 0; j < n; ++j) found = found || st[j] == ns;
+        if (!found) st[n++] = ns;
+      }
+    return st;
+  }();
+  // next[s][y]: state number after a level whose transformed bits are y.
+  static constexpr std::array<std::array<std::uint8_t, children>, count> next = [] {
+    std::array<std::array<std::uint8_t, children>, count> t{};
+    for (int i = 0; i < count; ++i)
+      for (unsigned y = 0; y < children; ++y) {
+        const auto ns = skilling_next<D>(states[i], y);
+        for (int j = 0; j < count; ++j)
+          if (states[j] == ns) t[i][y] = static_cast<std::uint8_t>(j);
+      }
+    return t;
+  }();
+};
+
+/// Entry of a table: low bits the output digits, bits 8.. the next state number.
+template <int D, int Levels>
+struct HilbertTable {
+  using S = HilbertStates<D>;
+  static constexpr int bits = D * Levels;
+  static constexpr unsigned mask = (1U << bits) - 1;
+  static_assert(bits <= 8 && S::count <= 255);
+  // enc[state][morton digits of Levels levels] -> hilbert digits | next << 8
+  static constexpr std::array<std::array<std::uint16_t, (1U << bits)>, S::count> enc = [] {
+    std::array<std::array<std::uint16_t, (1U << bits)>, S::count> t{};
+    for (int s0 = 0; s0 < S::count; ++s0)
+      for (unsigned m = 0; m <= mask; ++m) {
+        int s = s0;
+        unsigned out = 0;
+        for (int l = Levels - 1; l >= 0; --l) {
+          const unsigned pos = (m >> (l * D)) & ((1U << D) - 1);
+          const auto& st = S::states[s];
+          out = (out << D) | skilling_digit<D>(st, pos);
+          s = S::next[s][skilling_transformed<D>(st, pos)];
+        }
+        t[s0][m] = static_cast<std::uint16_t>(out | (static_cast<unsigned>(s) << 8));
+      }
+    return t;
+  }();
+  // dec[state][hilbert digits of Levels levels] -> morton digits | next << 8
+  static constexpr std::array<std::array<std::uint16_t, (1U << bits)>, S::count> dec = [] {
+    std::array<std::array<std::uint16_t, (1U << bits)>, S::count> t{};
+    for (int s0 = 0; s0 < S::count; ++s0)
+      for (unsigned h = 0; h <= mask; ++h) {
+        int s = s0;
+        unsigned out = 0;
+        for (int l = Levels - 1; l >= 0; --l) {
+          const unsigned digit = (h >> (l * D)) & ((1U << D) - 1);
+          const auto& st = S::states[s];
+          out = (out << D) | skilling_position<D>(st, digit);
+          s = S::next[s][skilling_y_of_digit<D>(st, digit)];
+        }
+        t[s0][h] = static_cast<std::uint16_t>(out | (static_cast<unsigned>(s) << 8));
+      }
+    return t;
+  }();
+};
+
+}  // namespace irregular::detail

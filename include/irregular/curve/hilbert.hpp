@@ -1,0 +1,137 @@
+// Hilbert curve: consecutive cells are face neighbours. 2D and 3D through compile-time state
+// tables (several levels per lookup), any D from 1 to 8 through Skilling's transform (2004).
+#pragma once
+
+#include <irregular/core/assert.hpp>
+#include <irregular/core/cell.hpp>
+#include <irregular/core/concepts.hpp>
+#include <irregular/core/index.hpp>
+#include <irregular/curve/detail/common.hpp>
+#include <irregular/curve/detail/hilbert_skilling.hpp>
+#include <irregular/curve/detail/hilbert_tables.hpp>
+#include <irregular/curve/detail/morton_bits.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace irregular::curve {
+
+/// Hilbert order on D dimensions (arity 2). Every level is computed from the same root
+/// orientation, so a cell's index is the prefix of its descendants' indices, and an hnode
+/// (cell c at level l) is the aligned finest-level interval
+/// [index(c) * 2^(D*(L-l)), (index(c) + 1) * 2^(D*(L-l))) with L = max_level.
+/// Both paths give exactly Skilling's indices; the 2D/3D tables are that transform tabulated.
+template <int D, class Index = std::uint64_t>
+struct Hilbert {
+  static_assert(D >= 1 && D <= 8, "irregular::curve::Hilbert supports 1 to 8 dimensions");
+  static_assert(CurveIndex<Index>, "Hilbert index type must be uint32, uint64 or uint128");
+
+ private:
+  static constexpr bool table_path = D == 2 || D == 3;
+  // Levels per table lookup: 8 input bits for 2D, 6 for 3D (48 states x 64 entries).
+  static constexpr int chunk = D == 2 ? 4 : 2;
+
+ public:
+  static constexpr int dim = D;
+  static constexpr int arity = 2;
+  static constexpr int max_level = detail::curve_max_level(2, D, index_bits<Index>);
+  using index_type = Index;
+  /// 2D/3D: the number of a tabulated Skilling state; other D: the Skilling state itself.
+  using state_type = std::conditional_t<table_path, std::uint8_t, detail::SkillingState<D>>;
+
+  /// Position of `c` along the curve at its own level, in [0, 2^(D*level)).
+  /// Preconditions (IRREGULAR_ASSERT): level in [0, max_level], anchors < 2^level.
+  [[nodiscard]] static index_type index(const Cell<D>& c) {
+    IRREGULAR_ASSERT((detail::cell_in_range<2, max_level, D>(c)));
+    if constexpr (table_path) {
+      using One = detail::HilbertTable<D, 1>;
+      using Many = detail::HilbertTable<D, chunk>;
+      const Index m = detail::morton_encode_wide<D, Index>(c.anchor, c.level);
+      Index h = 0;
+      unsigned s = 0;
+      int j = c.level;
+      // Leading levels one at a time, so the chunks below start at level multiples of chunk.
+      for (int r = c.level % chunk; r > 0; --r) {
+        --j;
+        const unsigned e = One::enc[s][static_cast<unsigned>(m >> (j * D)) & One::mask];
+        h = (h << D) | static_cast<Index>(e & One::mask);
+        s = e >> 8;
+      }
+      while (j > 0) {
+        j -= chunk;
+        const unsigned e = Many::enc[s][static_cast<unsigned>(m >> (j * D)) & Many::mask];
+        h = (h << (D * chunk)) | static_cast<Index>(e & Many::mask);
+        s = e >> 8;
+      }
+      return h;
+    } else {
+      return detail::skilling_index<D, Index>(c.anchor, c.level);
+    }
+  }
+
+  /// The cell at `level` whose index is `i`. Preconditions: level in [0, max_level],
+  /// i < 2^(D*level).
+  [[nodiscard]] static Cell<D> cell(index_type i, int level) {
+    IRREGULAR_ASSERT(level >= 0 && level <= max_level);
+    IRREGULAR_ASSERT(detail::index_below_pow2(i, D * level));
+    Cell<D> c;
+    c.level = level;
+    if constexpr (table_path) {
+      using One = detail::HilbertTable<D, 1>;
+      using Many = detail::HilbertTable<D, chunk>;
+      Index m = 0;
+      unsigned s = 0;
+      int j = level;
+      for (int r = level % chunk; r > 0; --r) {
+        --j;
+        const unsigned e = One::dec[s][static_cast<unsigned>(i >> (j * D)) & One::mask];
+        m |= static_cast<Index>(e & One::mask) << (j * D);
+        s = e >> 8;
+      }
+      while (j > 0) {
+        j -= chunk;
+        const unsigned e = Many::dec[s][static_cast<unsigned>(i >> (j * D)) & Many::mask];
+        m |= static_cast<Index>(e & Many::mask) << (j * D);
+        s = e >> 8;
+      }
+      c.anchor = detail::morton_decode_wide<D, Index>(m, level);
+    } else {
+      c.anchor = detail::skilling_axes<D, Index>(i, level);
+    }
+    return c;
+  }
+
+  [[nodiscard]] static constexpr state_type root_state() noexcept {
+    if constexpr (table_path) {
+      return 0;
+    } else {
+      return detail::skilling_root<D>();
+    }
+  }
+
+  /// Local position (sum_d digit_d * 2^d) of the k-th child in curve order.
+  [[nodiscard]] static constexpr int child_position(state_type s, int k) noexcept {
+    if constexpr (table_path) {
+      return static_cast<int>(detail::HilbertTable<D, 1>::dec[s][static_cast<unsigned>(k)] &
+                              detail::HilbertTable<D, 1>::mask);
+    } else {
+      return static_cast<int>(detail::skilling_position<D>(s, static_cast<unsigned>(k)));
+    }
+  }
+
+  [[nodiscard]] static constexpr state_type child_state(state_type s, int k) noexcept {
+    if constexpr (table_path) {
+      return static_cast<state_type>(detail::HilbertTable<D, 1>::dec[s][static_cast<unsigned>(k)] >>
+                                     8);
+    } else {
+      return detail::skilling_next<D>(s, detail::skilling_y_of_digit<D>(s, static_cast<unsigned>(k)));
+    }
+  }
+};
+
+static_assert(SpaceFillingCurve<Hilbert<2>>);
+static_assert(SpaceFillingCurve<Hilbert<3>>);
+static_assert(SpaceFillingCurve<Hilbert<4>>);
+static_assert(SpaceFillingCurve<Hilbert<3, uint128_t>>);
+
+}  // namespace irregular::curve
