@@ -249,7 +249,7 @@ class HTree {
     if (c.level < 0 || c.level > C::max_level)
       throw invalid_argument(std::string(who) + ": cell level " + std::to_string(c.level) +
                              " outside [0, max_level]");
-    const coord_t n = detail::cells_per_axis<C>(c.level);
+    const coord_t n = detail::axis_cells<C>(c.level);
     for (int d = 0; d < dim; ++d)
       if (c.anchor[static_cast<std::size_t>(d)] >= n)
         throw out_of_domain(std::string(who) + ": cell anchor outside the domain in dimension " +

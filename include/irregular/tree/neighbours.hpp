@@ -32,7 +32,7 @@ concept LeafSequence = requires(const T& t) {
 template <SpaceFillingCurve C, Stencil S, class Emit>
 void stencil_cells(const Cell<C::dim>& c, Periodicity<C::dim> per, Emit&& emit) {
   static_assert(S::dim == C::dim, "irregular::stencil_cells: stencil and curve dimensions differ");
-  const auto n = static_cast<std::int64_t>(detail::cells_per_axis<C>(c.level));
+  const auto n = static_cast<std::int64_t>(detail::axis_cells<C>(c.level));
   for (const auto& o : S::offsets) {
     Cell<C::dim> nb;
     nb.level = c.level;

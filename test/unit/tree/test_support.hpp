@@ -47,7 +47,7 @@ static_assert(irregular::SpaceFillingCurve<TinyMorton<2, 5>>);
 template <class C>
 std::vector<typename C::index_type> clustered_keys(std::size_t n, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  const auto side = irregular::detail::cells_per_axis<C>(C::max_level);
+  const auto side = irregular::detail::axis_cells<C>(C::max_level);
   std::vector<typename C::index_type> keys;
   keys.reserve(n);
   std::array<std::array<double, C::dim>, 3> centers;

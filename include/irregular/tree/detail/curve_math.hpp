@@ -41,7 +41,7 @@ constexpr typename C::index_type index_end() noexcept {
 
 /// Cells per axis at a level: arity^level.
 template <SpaceFillingCurve C>
-constexpr coord_t cells_per_axis(int level) noexcept {
+constexpr coord_t axis_cells(int level) noexcept {
   return ipow<coord_t>(static_cast<coord_t>(C::arity), level);
 }
 
