@@ -40,9 +40,7 @@ class PrefixSums {
 
   /// Throws irregular::invalid_argument naming the index of a negative, NaN or infinite load,
   /// or the index where an integral sum overflows.
-  explicit PrefixSums(std::span<const T> loads) {
-    sums_.resize(loads.size() + 1);
-    sums_[0] = value_type{0};
+  explicit PrefixSums(std::span<const T> loads) : sums_(loads.size() + 1, value_type{0}) {
     value_type acc{0};
     for (std::size_t i = 0; i < loads.size(); ++i) {
       const T w = loads[i];

@@ -189,24 +189,23 @@ class ChainSearch {
         mid = lb + (ub - lb) / 2;
       }
       if (probe(0, 0, mid, scratch_.data())) {
-        W realised = cost_(0, 0, scratch_[1 < p_ ? 1 : p_]);
-        for (std::size_t k = 0; k < p_; ++k) {
+        W realised = cost_(0, 0, scratch_[1]);
+        for (std::size_t k = 1; k < p_; ++k) {
           const W c = cost_(k, scratch_[k], scratch_[k + 1]);
           if (realised < c) realised = c;
         }
         ub = realised;
       } else {
-        // Greedy separators stay put for every b below the cheapest one-task extension.
+        // Greedy separators stay put for every b below the cheapest one-task extension, and the
+        // outcome stays infeasible below the last part's cost too.
         fill_greedy_prefix(mid);
-        bool any = false;
-        W next{};
+        W next = cost_(p_ - 1, scratch_[p_ - 1], n_);
         for (std::size_t k = 0; k + 1 < p_; ++k) {
           if (scratch_[k + 1] >= n_) break;
           const W c = cost_(k, scratch_[k], scratch_[k + 1] + 1);
-          if (!any || c < next) next = c;
-          any = true;
+          if (c < next) next = c;
         }
-        lb = any ? next : ub;
+        lb = next;
       }
     }
     return ub;
