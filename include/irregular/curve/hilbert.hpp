@@ -28,8 +28,9 @@ struct Hilbert {
 
  private:
   static constexpr bool table_path = D == 2 || D == 3;
-  // Levels per table lookup: 8 input bits for 2D, 6 for 3D (48 states x 64 entries).
-  static constexpr int chunk = D == 2 ? 4 : 2;
+  // Levels per table lookup (fewer dependent lookups): 2D 5 levels (8 states x 1024 entries,
+  // 16 KiB), 3D 3 levels (48 states x 512 entries, 48 KiB).
+  static constexpr int chunk = D == 2 ? 5 : 3;
 
  public:
   static constexpr int dim = D;
@@ -55,13 +56,13 @@ struct Hilbert {
         --j;
         const unsigned e = One::enc[s][static_cast<unsigned>(m >> (j * D)) & One::mask];
         h = (h << D) | static_cast<Index>(e & One::mask);
-        s = e >> 8;
+        s = e >> One::state_shift;
       }
       while (j > 0) {
         j -= chunk;
         const unsigned e = Many::enc[s][static_cast<unsigned>(m >> (j * D)) & Many::mask];
         h = (h << (D * chunk)) | static_cast<Index>(e & Many::mask);
-        s = e >> 8;
+        s = e >> Many::state_shift;
       }
       return h;
     } else {
@@ -86,13 +87,13 @@ struct Hilbert {
         --j;
         const unsigned e = One::dec[s][static_cast<unsigned>(i >> (j * D)) & One::mask];
         m |= static_cast<Index>(e & One::mask) << (j * D);
-        s = e >> 8;
+        s = e >> One::state_shift;
       }
       while (j > 0) {
         j -= chunk;
         const unsigned e = Many::dec[s][static_cast<unsigned>(i >> (j * D)) & Many::mask];
         m |= static_cast<Index>(e & Many::mask) << (j * D);
-        s = e >> 8;
+        s = e >> Many::state_shift;
       }
       c.anchor = detail::morton_decode_wide<D, Index>(m, level);
     } else {
@@ -122,7 +123,7 @@ struct Hilbert {
   [[nodiscard]] static constexpr state_type child_state(state_type s, int k) noexcept {
     if constexpr (table_path) {
       return static_cast<state_type>(detail::HilbertTable<D, 1>::dec[s][static_cast<unsigned>(k)] >>
-                                     8);
+                                     detail::HilbertTable<D, 1>::state_shift);
     } else {
       return detail::skilling_next<D>(s, detail::skilling_y_of_digit<D>(s, static_cast<unsigned>(k)));
     }

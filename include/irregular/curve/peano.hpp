@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 namespace irregular::detail {
 
@@ -78,12 +79,38 @@ struct Peano {
  private:
   static constexpr bool table_path = D == 2 || D == 3;
   static constexpr int chunk = D == 2 ? 3 : 2;  // levels per lookup: 3^(D*chunk) == 729
-  static constexpr int max_chunks = (max_level + chunk - 1) / chunk + 1;
+  static constexpr int n_chunks = (max_level + chunk - 1) / chunk;
   // Coordinates below 3^max_level: 32-bit arithmetic when it fits (cheaper division).
   using Coord = std::conditional_t<(detail::cells_per_axis<3>(max_level) - 1 <= 0xffffffffULL),
                                    std::uint32_t, std::uint64_t>;
   // Rank digits below 3^(D*max_level): 64-bit arithmetic unless the index is wider.
   using Wide = std::conditional_t<(index_bits<Index> <= 64), std::uint64_t, Index>;
+
+  // Table keys of every chunk of the coordinates (chunk 0 lowest): sum_d digits_d * per^d.
+  template <std::size_t... J>
+  static std::array<std::uint16_t, n_chunks> chunk_keys(const std::array<Coord, D>& x,
+                                                        std::index_sequence<J...>) noexcept {
+    return {static_cast<std::uint16_t>(chunk_key<J>(x))...};
+  }
+  template <std::size_t J>
+  static unsigned chunk_key(const std::array<Coord, D>& x) noexcept {
+    using T = detail::PeanoTable<D, chunk>;
+    constexpr Coord scale = static_cast<Coord>(ipow<std::uint64_t>(T::per_axis, static_cast<int>(J)));
+    unsigned k = 0;
+    unsigned w = 1;
+    for (int d = 0; d < D; ++d) {
+      k += static_cast<unsigned>((x[d] / scale) % T::per_axis) * w;
+      w *= T::per_axis;
+    }
+    return k;
+  }
+  // Rank digits of every chunk of the index, base 3^(D*chunk) == 729 (chunk 0 lowest).
+  template <std::size_t... J>
+  static std::array<std::uint16_t, n_chunks> rank_keys(Wide h, std::index_sequence<J...>) noexcept {
+    using T = detail::PeanoTable<D, chunk>;
+    return {static_cast<std::uint16_t>(
+        (h / static_cast<Wide>(ipow<std::uint64_t>(T::entries, static_cast<int>(J)))) % T::entries)...};
+  }
 
  public:
   /// Position of `c` along the curve at its own level, in [0, 3^(D*level)).
@@ -92,25 +119,16 @@ struct Peano {
     IRREGULAR_ASSERT((detail::cell_in_range<3, max_level, D>(c)));
     if constexpr (table_path) {
       using T = detail::PeanoTable<D, chunk>;
-      const int n = (c.level + chunk - 1) / chunk;
       std::array<Coord, D> x{};
       for (int d = 0; d < D; ++d) x[d] = static_cast<Coord>(c.anchor[d]);
-      std::array<std::uint16_t, max_chunks> key{};
-      for (int j = 0; j < n; ++j) {
-        unsigned k = 0;
-        unsigned w = 1;
-        for (int d = 0; d < D; ++d) {
-          k += static_cast<unsigned>(x[d] % T::per_axis) * w;
-          x[d] /= T::per_axis;
-          w *= T::per_axis;
-        }
-        key[static_cast<std::size_t>(j)] = static_cast<std::uint16_t>(k);
-      }
-      // The top chunk may hold leading zero levels: from the root they add rank 0 and keep
-      // the state, so they change nothing.
+      // Every chunk of every level count at once: divisions by compile-time powers of
+      // 3^chunk do not depend on each other, so they run in parallel.
+      const auto key = chunk_keys(x, std::make_index_sequence<n_chunks>{});
+      // Chunks above the cell's level hold leading zero digits: from the root they add rank 0
+      // and keep the state, so they change nothing.
       Index h = 0;
       unsigned s = 0;
-      for (int j = n - 1; j >= 0; --j) {
+      for (int j = n_chunks - 1; j >= 0; --j) {
         const unsigned e = T::enc[s][key[static_cast<std::size_t>(j)]];
         h = h * static_cast<Index>(T::entries) + static_cast<Index>(e & 1023U);
         s = e >> 10;
@@ -130,16 +148,10 @@ struct Peano {
     c.level = level;
     if constexpr (table_path && index_bits<Index> <= 64) {
       using T = detail::PeanoTable<D, chunk>;
-      const int n = (level + chunk - 1) / chunk;
-      std::array<std::uint16_t, max_chunks> key{};
-      Wide h = static_cast<Wide>(i);
-      for (int j = 0; j < n; ++j) {
-        key[static_cast<std::size_t>(j)] = static_cast<std::uint16_t>(h % T::entries);
-        h /= T::entries;
-      }
+      const auto key = rank_keys(static_cast<Wide>(i), std::make_index_sequence<n_chunks>{});
       std::array<Coord, D> x{};
       unsigned s = 0;
-      for (int j = n - 1; j >= 0; --j) {
+      for (int j = n_chunks - 1; j >= 0; --j) {
         const unsigned e = T::dec[s][key[static_cast<std::size_t>(j)]];
         for (int d = 0; d < D; ++d)
           x[d] = static_cast<Coord>(x[d] * T::per_axis + ((e >> (T::axis_bits * d)) & T::axis_mask));

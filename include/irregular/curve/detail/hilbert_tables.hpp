@@ -52,14 +52,15 @@ struct HilbertStates {
   }();
 };
 
-/// Entry of a table: low bits the output digits, bits 8.. the next state number.
+/// Entry of a table: low `bits` bits the output digits, the bits above the next state number.
 template <int D, int Levels>
 struct HilbertTable {
   using S = HilbertStates<D>;
   static constexpr int bits = D * Levels;
   static constexpr unsigned mask = (1U << bits) - 1;
-  static_assert(bits <= 8 && S::count <= 255);
-  // enc[state][morton digits of Levels levels] -> hilbert digits | next << 8
+  static constexpr int state_shift = bits;
+  static_assert(S::count <= 255 && (S::count - 1) < (1 << (16 - bits)), "entry must fit 16 bits");
+  // enc[state][morton digits of Levels levels] -> hilbert digits | next << state_shift
   static constexpr std::array<std::array<std::uint16_t, (1U << bits)>, S::count> enc = [] {
     std::array<std::array<std::uint16_t, (1U << bits)>, S::count> t{};
     for (int s0 = 0; s0 < S::count; ++s0)
@@ -72,11 +73,11 @@ struct HilbertTable {
           out = (out << D) | skilling_digit<D>(st, pos);
           s = S::next[s][skilling_transformed<D>(st, pos)];
         }
-        t[s0][m] = static_cast<std::uint16_t>(out | (static_cast<unsigned>(s) << 8));
+        t[s0][m] = static_cast<std::uint16_t>(out | (static_cast<unsigned>(s) << state_shift));
       }
     return t;
   }();
-  // dec[state][hilbert digits of Levels levels] -> morton digits | next << 8
+  // dec[state][hilbert digits of Levels levels] -> morton digits | next << state_shift
   static constexpr std::array<std::array<std::uint16_t, (1U << bits)>, S::count> dec = [] {
     std::array<std::array<std::uint16_t, (1U << bits)>, S::count> t{};
     for (int s0 = 0; s0 < S::count; ++s0)
@@ -89,7 +90,7 @@ struct HilbertTable {
           out = (out << D) | skilling_position<D>(st, digit);
           s = S::next[s][skilling_y_of_digit<D>(st, digit)];
         }
-        t[s0][h] = static_cast<std::uint16_t>(out | (static_cast<unsigned>(s) << 8));
+        t[s0][h] = static_cast<std::uint16_t>(out | (static_cast<unsigned>(s) << state_shift));
       }
     return t;
   }();
