@@ -1,15 +1,14 @@
 // Space-filling curve throughput: encode (cell -> index) and decode (index -> cell) for Morton,
 // Hilbert and Peano in several dimensions, next to a naive per-level/bit-loop reference.
 // Usage: bench_curves [--quick] [--csv]
-#include <irregular/curve/hilbert.hpp>
-#include <irregular/curve/morton.hpp>
-#include <irregular/curve/peano.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <irregular/curve/hilbert.hpp>
+#include <irregular/curve/morton.hpp>
+#include <irregular/curve/peano.hpp>
 #include <random>
 #include <string>
 #include <vector>
@@ -169,8 +168,10 @@ void bench_curve(const char* name, NaiveEnc naive_enc, NaiveDec naive_dec, std::
 int main(int argc, char** argv) {
   bool quick = false;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
-    else if (std::strcmp(argv[i], "--csv") == 0) g_csv = true;
+    if (std::strcmp(argv[i], "--quick") == 0)
+      quick = true;
+    else if (std::strcmp(argv[i], "--csv") == 0)
+      g_csv = true;
     else {
       std::fprintf(stderr, "usage: %s [--quick] [--csv]\n", argv[0]);
       return 2;
@@ -183,18 +184,23 @@ int main(int argc, char** argv) {
     if (g_csv) {
       std::printf("curve,dim,level,op,impl,ns_per_key,mkeys_per_s\n");
     } else {
-      std::printf("Curve encode/decode of %zu random finest-level cells (uint64 index), median of %d "
-                  "runs; BMI2 %s.\n\n",
-                  n, repeats, det::morton_has_bmi2 ? "on" : "off");
-      std::printf("| curve | D | level | op | library ns/key | library Mkeys/s | naive ns/key | "
-                  "naive Mkeys/s | speedup |\n|---|---|---|---|---|---|---|---|---|\n");
+      std::printf(
+          "Curve encode/decode of %zu random finest-level cells (uint64 index), median of %d "
+          "runs; BMI2 %s.\n\n",
+          n, repeats, det::morton_has_bmi2 ? "on" : "off");
+      std::printf(
+          "| curve | D | level | op | library ns/key | library Mkeys/s | naive ns/key | "
+          "naive Mkeys/s | speedup |\n|---|---|---|---|---|---|---|---|---|\n");
     }
     bench_curve<Morton<2>>("morton", naive_morton_encode<2>, naive_morton_decode<2>, n, repeats);
     bench_curve<Morton<3>>("morton", naive_morton_encode<3>, naive_morton_decode<3>, n, repeats);
     bench_curve<Morton<4>>("morton", naive_morton_encode<4>, naive_morton_decode<4>, n, repeats);
-    bench_curve<Hilbert<2>>("hilbert", naive_hilbert_encode<2>, naive_hilbert_decode<2>, n, repeats);
-    bench_curve<Hilbert<3>>("hilbert", naive_hilbert_encode<3>, naive_hilbert_decode<3>, n, repeats);
-    bench_curve<Hilbert<4>>("hilbert", naive_hilbert_encode<4>, naive_hilbert_decode<4>, n, repeats);
+    bench_curve<Hilbert<2>>("hilbert", naive_hilbert_encode<2>, naive_hilbert_decode<2>, n,
+                            repeats);
+    bench_curve<Hilbert<3>>("hilbert", naive_hilbert_encode<3>, naive_hilbert_decode<3>, n,
+                            repeats);
+    bench_curve<Hilbert<4>>("hilbert", naive_hilbert_encode<4>, naive_hilbert_decode<4>, n,
+                            repeats);
     bench_curve<Peano<2>>("peano", naive_peano_encode<2>, naive_peano_decode<2>, n, repeats);
     bench_curve<Peano<3>>("peano", naive_peano_encode<3>, naive_peano_decode<3>, n, repeats);
   } catch (...) {

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <irregular/core/error.hpp>
-
 #include <string>
 #include <string_view>
 
@@ -16,15 +15,18 @@ enum class CurveKind { morton, hilbert, peano };
   if (name == "morton") return CurveKind::morton;
   if (name == "hilbert") return CurveKind::hilbert;
   if (name == "peano") return CurveKind::peano;
-  throw invalid_argument("irregular::curve::parse_curve_kind: unknown curve '" +
-                         std::string(name) + "' (expected morton, hilbert or peano)");
+  throw invalid_argument("irregular::curve::parse_curve_kind: unknown curve '" + std::string(name) +
+                         "' (expected morton, hilbert or peano)");
 }
 
 [[nodiscard]] constexpr std::string_view to_string(CurveKind k) noexcept {
   switch (k) {
-    case CurveKind::morton: return "morton";
-    case CurveKind::hilbert: return "hilbert";
-    case CurveKind::peano: return "peano";
+    case CurveKind::morton:
+      return "morton";
+    case CurveKind::hilbert:
+      return "hilbert";
+    case CurveKind::peano:
+      return "peano";
   }
   return "unknown";
 }

@@ -2,6 +2,7 @@
 // tables (several levels per lookup), any D from 1 to 8 through Skilling's transform (2004).
 #pragma once
 
+#include <cstdint>
 #include <irregular/core/assert.hpp>
 #include <irregular/core/cell.hpp>
 #include <irregular/core/concepts.hpp>
@@ -10,8 +11,6 @@
 #include <irregular/curve/detail/hilbert_skilling.hpp>
 #include <irregular/curve/detail/hilbert_tables.hpp>
 #include <irregular/curve/detail/morton_bits.hpp>
-
-#include <cstdint>
 #include <type_traits>
 
 namespace irregular::curve {
@@ -54,15 +53,17 @@ struct Hilbert {
       // Leading levels one at a time, so the chunks below start at level multiples of chunk.
       for (int r = c.level % chunk; r > 0; --r) {
         --j;
-        const unsigned e = One::enc[s][static_cast<unsigned>(m >> (j * D)) & One::mask];
+        const unsigned e =
+            One::enc[(s << One::bits) | (static_cast<unsigned>(m >> (j * D)) & One::mask)];
         h = (h << D) | static_cast<Index>(e & One::mask);
         s = e >> One::state_shift;
       }
+      unsigned row = s << Many::bits;  // (state << bits): the table row of the current state
       while (j > 0) {
         j -= chunk;
-        const unsigned e = Many::enc[s][static_cast<unsigned>(m >> (j * D)) & Many::mask];
+        const unsigned e = Many::enc[row | (static_cast<unsigned>(m >> (j * D)) & Many::mask)];
         h = (h << (D * chunk)) | static_cast<Index>(e & Many::mask);
-        s = e >> Many::state_shift;
+        row = e & ~Many::mask;
       }
       return h;
     } else {
@@ -85,15 +86,17 @@ struct Hilbert {
       int j = level;
       for (int r = level % chunk; r > 0; --r) {
         --j;
-        const unsigned e = One::dec[s][static_cast<unsigned>(i >> (j * D)) & One::mask];
+        const unsigned e =
+            One::dec[(s << One::bits) | (static_cast<unsigned>(i >> (j * D)) & One::mask)];
         m |= static_cast<Index>(e & One::mask) << (j * D);
         s = e >> One::state_shift;
       }
+      unsigned row = s << Many::bits;
       while (j > 0) {
         j -= chunk;
-        const unsigned e = Many::dec[s][static_cast<unsigned>(i >> (j * D)) & Many::mask];
+        const unsigned e = Many::dec[row | (static_cast<unsigned>(i >> (j * D)) & Many::mask)];
         m |= static_cast<Index>(e & Many::mask) << (j * D);
-        s = e >> Many::state_shift;
+        row = e & ~Many::mask;
       }
       c.anchor = detail::morton_decode_wide<D, Index>(m, level);
     } else {
@@ -113,7 +116,8 @@ struct Hilbert {
   /// Local position (sum_d digit_d * 2^d) of the k-th child in curve order.
   [[nodiscard]] static constexpr int child_position(state_type s, int k) noexcept {
     if constexpr (table_path) {
-      return static_cast<int>(detail::HilbertTable<D, 1>::dec[s][static_cast<unsigned>(k)] &
+      return static_cast<int>(detail::HilbertTable<D, 1>::dec[(static_cast<unsigned>(s) << D) |
+                                                              static_cast<unsigned>(k)] &
                               detail::HilbertTable<D, 1>::mask);
     } else {
       return static_cast<int>(detail::skilling_position<D>(s, static_cast<unsigned>(k)));
@@ -122,10 +126,13 @@ struct Hilbert {
 
   [[nodiscard]] static constexpr state_type child_state(state_type s, int k) noexcept {
     if constexpr (table_path) {
-      return static_cast<state_type>(detail::HilbertTable<D, 1>::dec[s][static_cast<unsigned>(k)] >>
-                                     detail::HilbertTable<D, 1>::state_shift);
+      return static_cast<state_type>(
+          detail::HilbertTable<D, 1>::dec[(static_cast<unsigned>(s) << D) |
+                                          static_cast<unsigned>(k)] >>
+          detail::HilbertTable<D, 1>::state_shift);
     } else {
-      return detail::skilling_next<D>(s, detail::skilling_y_of_digit<D>(s, static_cast<unsigned>(k)));
+      return detail::skilling_next<D>(s,
+                                      detail::skilling_y_of_digit<D>(s, static_cast<unsigned>(k)));
     }
   }
 };

@@ -8,7 +8,6 @@
 #include <irregular/core/error.hpp>
 #include <irregular/core/index.hpp>
 #include <irregular/curve/detail/common.hpp>
-
 #include <string>
 
 namespace irregular::curve {
@@ -58,8 +57,8 @@ template <SpaceFillingCurve C>
   Cell<C::dim> child;
   child.level = parent.level + 1;
   for (int d = 0; d < C::dim; ++d) {
-    child.anchor[d] = parent.anchor[d] * static_cast<coord_t>(C::arity) +
-                      static_cast<coord_t>(pos % C::arity);
+    child.anchor[d] =
+        parent.anchor[d] * static_cast<coord_t>(C::arity) + static_cast<coord_t>(pos % C::arity);
     pos /= C::arity;
   }
   return child;

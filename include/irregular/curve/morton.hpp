@@ -2,14 +2,13 @@
 // baiardi-2001 §2 (SFC visit of the H-Tree); any dimension from 1 to 8, arity 2.
 #pragma once
 
+#include <cstdint>
 #include <irregular/core/assert.hpp>
 #include <irregular/core/cell.hpp>
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/index.hpp>
 #include <irregular/curve/detail/common.hpp>
 #include <irregular/curve/detail/morton_bits.hpp>
-
-#include <cstdint>
 
 namespace irregular::curve {
 

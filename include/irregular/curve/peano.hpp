@@ -2,15 +2,14 @@
 // cells are face neighbours. baiardi-2001 §2 (SFC visit); chunk tables for 2D and 3D.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <irregular/core/assert.hpp>
 #include <irregular/core/cell.hpp>
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/index.hpp>
 #include <irregular/curve/detail/common.hpp>
 #include <irregular/curve/detail/peano_tables.hpp>
-
-#include <array>
-#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -95,7 +94,8 @@ struct Peano {
   template <std::size_t J>
   static unsigned chunk_key(const std::array<Coord, D>& x) noexcept {
     using T = detail::PeanoTable<D, chunk>;
-    constexpr Coord scale = static_cast<Coord>(ipow<std::uint64_t>(T::per_axis, static_cast<int>(J)));
+    constexpr Coord scale =
+        static_cast<Coord>(ipow<std::uint64_t>(T::per_axis, static_cast<int>(J)));
     unsigned k = 0;
     unsigned w = 1;
     for (int d = 0; d < D; ++d) {
@@ -109,7 +109,8 @@ struct Peano {
   static std::array<std::uint16_t, n_chunks> rank_keys(Wide h, std::index_sequence<J...>) noexcept {
     using T = detail::PeanoTable<D, chunk>;
     return {static_cast<std::uint16_t>(
-        (h / static_cast<Wide>(ipow<std::uint64_t>(T::entries, static_cast<int>(J)))) % T::entries)...};
+        (h / static_cast<Wide>(ipow<std::uint64_t>(T::entries, static_cast<int>(J)))) %
+        T::entries)...};
   }
 
  public:
@@ -154,7 +155,8 @@ struct Peano {
       for (int j = n_chunks - 1; j >= 0; --j) {
         const unsigned e = T::dec[s][key[static_cast<std::size_t>(j)]];
         for (int d = 0; d < D; ++d)
-          x[d] = static_cast<Coord>(x[d] * T::per_axis + ((e >> (T::axis_bits * d)) & T::axis_mask));
+          x[d] =
+              static_cast<Coord>(x[d] * T::per_axis + ((e >> (T::axis_bits * d)) & T::axis_mask));
         s = e >> (T::axis_bits * D);
       }
       for (int d = 0; d < D; ++d) c.anchor[d] = x[d];
@@ -173,7 +175,8 @@ struct Peano {
   }
 
   [[nodiscard]] static constexpr state_type child_state(state_type s, int k) noexcept {
-    return static_cast<state_type>(s ^ detail::peano_reflection<D>(detail::peano_position<D>(s, k)));
+    return static_cast<state_type>(s ^
+                                   detail::peano_reflection<D>(detail::peano_position<D>(s, k)));
   }
 };
 

@@ -3,11 +3,10 @@
 #pragma once
 
 #include <catch2/catch.hpp>
-#include <irregular/core/cell.hpp>
-#include <irregular/curve/interval.hpp>
-
 #include <cstdint>
 #include <cstdlib>
+#include <irregular/core/cell.hpp>
+#include <irregular/curve/interval.hpp>
 #include <vector>
 
 namespace curve_test {

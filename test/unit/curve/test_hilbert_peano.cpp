@@ -1,15 +1,14 @@
 // Hilbert and Peano curves: exhaustive round trips, face-neighbour continuity, state-machine and
 // contiguity checks, table paths against Skilling / per-level paths, __int128 depth, errors.
-#include "curve_checks.hpp"
-
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <irregular/core/error.hpp>
 #include <irregular/curve/hilbert.hpp>
 #include <irregular/curve/interval.hpp>
 #include <irregular/curve/peano.hpp>
-
-#include <cstdint>
 #include <random>
+
+#include "curve_checks.hpp"
 
 using irregular::Cell;
 using irregular::coord_t;
@@ -54,7 +53,8 @@ void check_random_round_trip(std::uint64_t seed, int min_level) {
   std::mt19937_64 rng(seed);
   for (int n = 0; n < 2000; ++n) {
     const int level =
-        min_level + static_cast<int>(rng() % static_cast<std::uint64_t>(C::max_level - min_level + 1));
+        min_level +
+        static_cast<int>(rng() % static_cast<std::uint64_t>(C::max_level - min_level + 1));
     const auto c = random_cell<C::dim>(rng, C::arity, level);
     CAPTURE(seed, n, level);
     const auto i = C::index(c);
@@ -63,7 +63,8 @@ void check_random_round_trip(std::uint64_t seed, int min_level) {
     // check one random descendant at max_level.
     Cell<C::dim> leaf = c;
     leaf.level = C::max_level;
-    const coord_t f = irregular::ipow<coord_t>(static_cast<coord_t>(C::arity), C::max_level - level);
+    const coord_t f =
+        irregular::ipow<coord_t>(static_cast<coord_t>(C::arity), C::max_level - level);
     for (int d = 0; d < C::dim; ++d) leaf.anchor[d] = c.anchor[d] * f + (f == 1 ? 0 : rng() % f);
     REQUIRE(irregular::curve::hnode_interval<C>(c).contains(C::index(leaf)));
     REQUIRE(irregular::curve::cell_of_finest<C>(C::index(leaf), level) == c);
@@ -174,8 +175,10 @@ TEST_CASE("Peano tables equal the per-level path; __int128 depth", "[curve][pean
     const int level3 = static_cast<int>(rng() % 14);
     const auto c3 = random_cell<3>(rng, 3, level3);
     CAPTURE(n, level2, level3);
-    REQUIRE(Peano<2>::index(c2) == irregular::detail::peano_index_generic<2, std::uint64_t>(c2.anchor, level2));
-    REQUIRE(Peano<3>::index(c3) == irregular::detail::peano_index_generic<3, std::uint64_t>(c3.anchor, level3));
+    REQUIRE(Peano<2>::index(c2) ==
+            irregular::detail::peano_index_generic<2, std::uint64_t>(c2.anchor, level2));
+    REQUIRE(Peano<3>::index(c3) ==
+            irregular::detail::peano_index_generic<3, std::uint64_t>(c3.anchor, level3));
     REQUIRE(static_cast<uint128_t>(Peano<2>::index(c2)) == Peano<2, uint128_t>::index(c2));
   }
   check_random_round_trip<Peano<2>>(302, 0);

@@ -1,15 +1,14 @@
 // Morton curve, interval helpers and CurveKind: naive bit-interleaving oracle, exhaustive round
 // trips and state-machine checks, BMI2 == portable, __int128 depth, precondition errors.
-#include "curve_checks.hpp"
-
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <irregular/core/error.hpp>
 #include <irregular/curve/curve_kind.hpp>
 #include <irregular/curve/interval.hpp>
 #include <irregular/curve/morton.hpp>
-
-#include <cstdint>
 #include <random>
+
+#include "curve_checks.hpp"
 
 using irregular::Cell;
 using irregular::coord_t;
@@ -23,8 +22,7 @@ template <int D, class I>
 I naive_interleave(const Cell<D>& c) {
   I r = 0;
   for (int j = 0; j < c.level; ++j)
-    for (int d = 0; d < D; ++d)
-      r |= static_cast<I>((c.anchor[d] >> j) & 1U) << (j * D + d);
+    for (int d = 0; d < D; ++d) r |= static_cast<I>((c.anchor[d] >> j) & 1U) << (j * D + d);
   return r;
 }
 
@@ -32,8 +30,7 @@ template <int D, class I>
 Cell<D> random_cell(std::mt19937_64& rng, int level) {
   Cell<D> c;
   c.level = level;
-  for (int d = 0; d < D; ++d)
-    c.anchor[d] = level == 0 ? 0 : (rng() >> (64 - level));
+  for (int d = 0; d < D; ++d) c.anchor[d] = level == 0 ? 0 : (rng() >> (64 - level));
   return c;
 }
 

@@ -2,10 +2,9 @@
 // machine (hilbert_skilling.hpp), so the table path gives exactly Skilling's indices.
 #pragma once
 
-#include <irregular/curve/detail/hilbert_skilling.hpp>
-
 #include <array>
 #include <cstdint>
+#include <irregular/curve/detail/hilbert_skilling.hpp>
 
 namespace irregular::detail {
 
@@ -60,9 +59,12 @@ struct HilbertTable {
   static constexpr unsigned mask = (1U << bits) - 1;
   static constexpr int state_shift = bits;
   static_assert(S::count <= 255 && (S::count - 1) < (1 << (16 - bits)), "entry must fit 16 bits");
-  // enc[state][morton digits of Levels levels] -> hilbert digits | next << state_shift
-  static constexpr std::array<std::array<std::uint16_t, (1U << bits)>, S::count> enc = [] {
-    std::array<std::array<std::uint16_t, (1U << bits)>, S::count> t{};
+  static constexpr std::size_t size = static_cast<std::size_t>(S::count) << bits;
+  // Flat tables indexed by (state << bits) | digits; an entry's high part (e & ~mask) is thus
+  // already the next row's offset, which keeps the dependent chain between lookups short.
+  // enc[(state << bits) | morton digits of Levels levels] -> hilbert digits | next << bits
+  static constexpr std::array<std::uint16_t, size> enc = [] {
+    std::array<std::uint16_t, size> t{};
     for (int s0 = 0; s0 < S::count; ++s0)
       for (unsigned m = 0; m <= mask; ++m) {
         int s = s0;
@@ -73,13 +75,14 @@ struct HilbertTable {
           out = (out << D) | skilling_digit<D>(st, pos);
           s = S::next[s][skilling_transformed<D>(st, pos)];
         }
-        t[s0][m] = static_cast<std::uint16_t>(out | (static_cast<unsigned>(s) << state_shift));
+        t[(static_cast<std::size_t>(s0) << bits) | m] =
+            static_cast<std::uint16_t>(out | (static_cast<unsigned>(s) << state_shift));
       }
     return t;
   }();
-  // dec[state][hilbert digits of Levels levels] -> morton digits | next << state_shift
-  static constexpr std::array<std::array<std::uint16_t, (1U << bits)>, S::count> dec = [] {
-    std::array<std::array<std::uint16_t, (1U << bits)>, S::count> t{};
+  // dec[(state << bits) | hilbert digits of Levels levels] -> morton digits | next << bits
+  static constexpr std::array<std::uint16_t, size> dec = [] {
+    std::array<std::uint16_t, size> t{};
     for (int s0 = 0; s0 < S::count; ++s0)
       for (unsigned h = 0; h <= mask; ++h) {
         int s = s0;
@@ -90,7 +93,8 @@ struct HilbertTable {
           out = (out << D) | skilling_position<D>(st, digit);
           s = S::next[s][skilling_y_of_digit<D>(st, digit)];
         }
-        t[s0][h] = static_cast<std::uint16_t>(out | (static_cast<unsigned>(s) << state_shift));
+        t[(static_cast<std::size_t>(s0) << bits) | h] =
+            static_cast<std::uint16_t>(out | (static_cast<unsigned>(s) << state_shift));
       }
     return t;
   }();

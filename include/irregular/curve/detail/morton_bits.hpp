@@ -2,11 +2,10 @@
 // magic-mask bit spreading otherwise; both give identical results (the unit test compares them).
 #pragma once
 
-#include <irregular/core/cell.hpp>
-#include <irregular/core/index.hpp>
-
 #include <array>
 #include <cstdint>
+#include <irregular/core/cell.hpp>
+#include <irregular/core/index.hpp>
 
 #if defined(__BMI2__)
 #include <immintrin.h>
@@ -97,7 +96,8 @@ constexpr std::uint64_t morton_encode_portable(const std::array<coord_t, D>& x) 
 template <int D>
 constexpr std::array<coord_t, D> morton_decode_portable(std::uint64_t code) noexcept {
   std::array<coord_t, D> x{};
-  for (int d = 0; d < D; ++d) x[static_cast<std::size_t>(d)] = morton_compact_portable<D>(code >> d);
+  for (int d = 0; d < D; ++d)
+    x[static_cast<std::size_t>(d)] = morton_compact_portable<D>(code >> d);
   return x;
 }
 
@@ -175,7 +175,8 @@ inline std::array<coord_t, D> morton_decode_wide(Index code, int bits) noexcept 
     std::array<coord_t, D> x{};
     for (int shift = 0; shift < bits; shift += cb) {
       const auto part = morton_decode64<D>(static_cast<std::uint64_t>(code >> (shift * D)));
-      for (int d = 0; d < D; ++d) x[static_cast<std::size_t>(d)] |= part[static_cast<std::size_t>(d)] << shift;
+      for (int d = 0; d < D; ++d)
+        x[static_cast<std::size_t>(d)] |= part[static_cast<std::size_t>(d)] << shift;
     }
     return x;
   }

@@ -2,10 +2,9 @@
 // Peano curve, any D), and compile-time chunk tables for the 2D and 3D fast paths.
 #pragma once
 
-#include <irregular/core/cell.hpp>
-
 #include <array>
 #include <cstdint>
+#include <irregular/core/cell.hpp>
 
 namespace irregular::detail {
 
@@ -74,7 +73,7 @@ constexpr int peano_position(unsigned s, int k) noexcept {
 template <int D, int Levels>
 struct PeanoTable {
   static constexpr int states = 1 << D;
-  static constexpr int per_axis = pow3_int[Levels];   // 3^Levels values of one axis chunk
+  static constexpr int per_axis = pow3_int[Levels];  // 3^Levels values of one axis chunk
   static constexpr int entries = pow3_int[D * Levels];
   static constexpr int axis_bits = per_axis <= 16 ? 4 : 5;
   static constexpr unsigned axis_mask = (1U << axis_bits) - 1;
@@ -112,14 +111,15 @@ struct PeanoTable {
           const int k = (e / pow3_int[static_cast<std::size_t>(D * l)]) % pow3_int[D];
           const int pos = peano_position<D>(s, k);
           for (int d = 0; d < D; ++d)
-            chunk[static_cast<std::size_t>(d)] =
-                chunk[static_cast<std::size_t>(d)] * 3 + (pos / pow3_int[static_cast<std::size_t>(d)]) % 3;
+            chunk[static_cast<std::size_t>(d)] = chunk[static_cast<std::size_t>(d)] * 3 +
+                                                 (pos / pow3_int[static_cast<std::size_t>(d)]) % 3;
           s ^= peano_reflection<D>(pos);
         }
         unsigned v = s << (axis_bits * D);
         for (int d = 0; d < D; ++d)
           v |= static_cast<unsigned>(chunk[static_cast<std::size_t>(d)]) << (axis_bits * d);
-        t[static_cast<std::size_t>(s0)][static_cast<std::size_t>(e)] = static_cast<std::uint16_t>(v);
+        t[static_cast<std::size_t>(s0)][static_cast<std::size_t>(e)] =
+            static_cast<std::uint16_t>(v);
       }
     return t;
   }();
