@@ -66,9 +66,8 @@ template <class T>
   for (double c : capacities) csum += c;
   const double lb = static_cast<double>(ps.total()) / csum * (1.0 - 1e-12);
   if (!(lb < dc.bottleneck)) return dc;
-  const double best = search.nicol(lb, false, dc.bottleneck);
   std::vector<std::size_t> s(p + 1);
-  search.greedy(best, s.data());
+  search.nicol(lb, false, dc.bottleneck, s.data());
   return make_chain_partition(std::move(s), ps, capacities);
 }
 

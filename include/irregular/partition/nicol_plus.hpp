@@ -26,14 +26,13 @@ template <class T>
   detail::check_parts(p, "irregular::partition::nicol_plus");
   const auto P = ps.data();
   auto cost = [P](std::size_t, std::size_t i, std::size_t j) { return P[j] - P[i]; };
-  detail::ChainSearch<W, decltype(cost)> search(ps.size(), p, cost);
-  auto dc = direct_cut(ps, p);
-  const W ub = dc.bottleneck;
-  const W lb = detail_probe::chain_lower_bound<W>(P, p);
-  if (!(lb < ub)) return dc;  // DirectCut already meets the lower bound: optimal
-  const W best = search.nicol(lb, false, ub);
+  detail::ChainSearch<W, decltype(cost), detail::PrefetchSums<W>> search(
+      ps.size(), p, cost, detail::PrefetchSums<W>{P.data()});
+  // Bounds without a DirectCut run: its guarantee Lmax <= Lavg + max task is the UB.
+  const W lb = detail_probe::chain_lower_bound(ps, p);
+  const W ub = std::max(lb, detail_probe::chain_upper_bound(ps, p));
   std::vector<std::size_t> s(p + 1);
-  search.greedy(best, s.data());
+  search.nicol(lb, false, ub, s.data());
   return make_chain_partition(std::move(s), ps);
 }
 
@@ -59,9 +58,8 @@ template <class W, class IntervalLoad>
   detail::ChainSearch<W, decltype(cost)> search(n, p, cost);
   // Everything in the first part is feasible; no lower bound is assumed.
   const W ub = cost(0, 0, n);
-  const W best = search.nicol(cost(0, 0, 0), false, ub);
   std::vector<std::size_t> s(p + 1);
-  search.greedy(best, s.data());
+  search.nicol(cost(0, 0, 0), false, ub, s.data());
   return make_chain_partition<W>(std::move(s), load);
 }
 

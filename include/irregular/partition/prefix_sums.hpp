@@ -57,6 +57,7 @@ class PrefixSums {
       }
       acc += v;
       sums_[i + 1] = acc;
+      if (max_load_ < v) max_load_ = v;
     }
   }
 
@@ -69,6 +70,8 @@ class PrefixSums {
     return sums_[j] - sums_[i];
   }
   [[nodiscard]] value_type total() const noexcept { return sums_.back(); }
+  /// The largest single load (0 for an empty chain); a lower bound of every bottleneck.
+  [[nodiscard]] value_type max_load() const noexcept { return max_load_; }
   /// The n+1 sums.
   [[nodiscard]] std::span<const value_type> data() const noexcept { return sums_; }
 
@@ -79,6 +82,7 @@ class PrefixSums {
   }
 
   std::vector<value_type> sums_ = std::vector<value_type>(1, value_type{0});
+  value_type max_load_{0};
 };
 
 }  // namespace irregular::partition

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -63,19 +64,33 @@ template <class T>
 }
 
 namespace detail_probe {
-template <class W>
-W chain_lower_bound(std::span<const W> P, std::size_t p) {
-  W wmax{0};
-  for (std::size_t i = 0; i + 1 < P.size(); ++i) wmax = std::max(wmax, P[i + 1] - P[i]);
-  W avg;
+// LB = max(total / p, max task): every part averages total/p and some part holds the largest
+// task. For floating point, part costs are rounded differences of prefix sums, so the bound is
+// lowered by a few ulps of the total to stay below the optimum of that cost model.
+template <class T>
+wide_t<T> chain_lower_bound(const PrefixSums<T>& ps, std::size_t p) {
+  using W = wide_t<T>;
+  const W total = ps.total();
   if constexpr (std::is_floating_point_v<W>) {
-    // Slightly below total/p: the part costs are rounded differences, whose sum may fall a few
-    // ulps short of the total.
-    avg = P.back() / static_cast<double>(p) * (1.0 - 1e-12);
+    const W lb = std::max(total / static_cast<W>(p), ps.max_load()) -
+                 16 * std::numeric_limits<W>::epsilon() * total;
+    return std::max(W{0}, lb);
   } else {
-    avg = P.back() / static_cast<W>(p) + (P.back() % static_cast<W>(p) != 0 ? 1 : 0);
+    const W avg = total / static_cast<W>(p) + (total % static_cast<W>(p) != 0 ? 1 : 0);
+    return std::max(ps.max_load(), avg);
   }
-  return std::max(wmax, avg);
+}
+// UB = total / p + max task >= optimum: DirectCut realises it (Lmax <= Lavg + max task).
+template <class T>
+wide_t<T> chain_upper_bound(const PrefixSums<T>& ps, std::size_t p) {
+  using W = wide_t<T>;
+  const W total = ps.total();
+  if constexpr (std::is_floating_point_v<W>) {
+    return (total / static_cast<W>(p) + ps.max_load()) * (1 + 1e-12) +
+           16 * std::numeric_limits<W>::epsilon() * total;
+  } else {
+    return std::min(total, total / static_cast<W>(p) + ps.max_load());
+  }
 }
 }  // namespace detail_probe
 
@@ -88,7 +103,7 @@ template <class T>
   auto cost = [P](std::size_t, std::size_t i, std::size_t j) { return P[j] - P[i]; };
   detail::ChainSearch<W, decltype(cost)> search(ps.size(), p, cost);
   const W ub = direct_cut(ps, p).bottleneck;
-  const W lb = std::min(ub, detail_probe::chain_lower_bound<W>(P, p));
+  const W lb = std::min(ub, detail_probe::chain_lower_bound(ps, p));
   const W best = search.exact_bisection(lb, ub);
   std::vector<std::size_t> s(p + 1);
   search.greedy(best, s.data());

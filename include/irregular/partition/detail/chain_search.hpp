@@ -64,14 +64,36 @@ inline void check_capacities(const double* cap, std::size_t p, std::string_view 
 }
 
 /// Greedy probe and Nicol search over a monotone cost. W is the cost type.
-template <class W, class Cost>
+/// No prefetching: for cost oracles without an underlying array.
+struct NoPrefetch {
+  void operator()(std::size_t, std::size_t) const noexcept {}
+};
+
+/// Prefetches the prefix sums of a window [lo, hi] (its ends and middle).
+template <class W>
+struct PrefetchSums {
+  const W* sums;
+  void operator()(std::size_t lo, std::size_t hi) const noexcept {
+#if defined(__GNUC__)
+    __builtin_prefetch(sums + lo);
+    __builtin_prefetch(sums + lo + (hi - lo) / 2);
+    __builtin_prefetch(sums + hi);
+#else
+    (void)lo;
+    (void)hi;
+#endif
+  }
+};
+
+template <class W, class Cost, class Prefetch = NoPrefetch>
 class ChainSearch {
  public:
-  ChainSearch(std::size_t n, std::size_t p, Cost cost) : n_(n), p_(p), cost_(cost) {}
+  ChainSearch(std::size_t n, std::size_t p, Cost cost, Prefetch prefetch = {})
+      : n_(n), p_(p), cost_(cost), prefetch_(prefetch) {}
 
   /// Greedy (maximal prefix) partition of [start, n) into parts first..p-1 with every part
   /// cost <= b. Writes separators first+1..p-1 into out (when non-null). With bounds on, the
-  /// k-th separator is searched only inside [lo_[k], hi_[k]].
+  /// k-th separator is searched only inside [lo_[k], hi_[k]]; when they meet it costs nothing.
   bool probe(std::size_t first, std::size_t start, W b, std::size_t* out) {
     std::size_t prev = start;
     for (std::size_t m = first; m + 1 < p_; ++m) {
@@ -84,19 +106,42 @@ class ChainSearch {
       if (bounded_) {
         lo = std::max(lo, lo_[m + 1]);
         hi = std::min(hi, hi_[m + 1]);
-        if (lo > hi) return false;
+        IRREGULAR_ASSERT(lo <= hi);
+        // Windows of later separators are known now: start their memory traffic early, since a
+        // probe is a chain of dependent searches otherwise bound by memory latency.
+        if (m + 3 < p_) prefetch_(lo_[m + 3], hi_[m + 3]);
       }
-      if (!(cost_(m, prev, lo) <= b)) return false;
-      const std::size_t x =
-          gallop_last_true(lo, hi, [&](std::size_t j) { return cost_(m, prev, j) <= b; });
+      std::size_t x = lo;
+      if (lo < hi) {
+        if (!(cost_(m, prev, lo) <= b)) {  // only without bounds: not even an empty part fits
+          IRREGULAR_ASSERT(lo == prev);
+          return false;
+        }
+        auto fits = [&](std::size_t j) { return cost_(m, prev, j) <= b; };
+        if (bounded_ && hi - lo <= 64) {  // a narrow window: plain bisection beats galloping
+          std::size_t good = lo, bad = hi + 1;
+          while (bad - good > 1) {
+            const std::size_t mid = good + (bad - good) / 2;
+            if (fits(mid))
+              good = mid;
+            else
+              bad = mid;
+          }
+          x = good;
+        } else {
+          x = gallop_last_true(lo, hi, fits);
+        }
+      } else {
+        IRREGULAR_ASSERT(cost_(m, prev, lo) <= b);
+      }
       if (out) out[m + 1] = x;
       prev = x;
     }
     return cost_(p_ - 1, prev, n_) <= b;
   }
 
-  /// Reverse greedy at a feasible b: out[k] (1 <= k < p) is the smallest position separator k
-  /// takes in any partition whose parts all cost <= b.
+  /// Reverse greedy at b: out[k] (1 <= k < p) is the smallest position separator k takes in
+  /// any partition whose parts all cost <= b.
   void reverse_greedy(W b, std::size_t* out) {
     out[p_] = n_;
     out[0] = 0;
@@ -112,23 +157,31 @@ class ChainSearch {
   }
 
   /// Nicol's algorithm: the optimal bottleneck, given a lower bound lb (b < lb infeasible, and
-  /// b == lb too when lb_open) and a feasible bottleneck best. Each step k finds the first
-  /// separator of the subchain [s, n) on parts k..p-1 by binary search over probes, but only
-  /// among candidates cost(k, s, j) in [lb, best): cheaper ones are known infeasible, dearer
-  /// ones cannot improve. Every probe tightens lb or best for all later steps.
-  W nicol(W lb, bool lb_open, W best) {
-    if (p_ == 1 || n_ == 0) return cost_(0, 0, n_);
+  /// b == lb too when lb_open) and an upper bound ub >= optimum (not necessarily realised).
+  /// Each step k finds the first separator of the subchain [s, n) on parts k..p-1 by binary
+  /// search over probes, but only among candidates cost(k, s, j) in [lb, best): cheaper ones
+  /// are known infeasible, dearer ones cannot improve. Every probe tightens lb or best for all
+  /// later steps, and its greedy separators bound those of every later probe (Pinar & Aykanat's
+  /// separator-index bounds): greedy positions grow with b and with the start. Writes the p+1
+  /// separators of an optimal partition to seps.
+  W nicol(W lb, bool lb_open, W ub, std::size_t* seps) {
+    W best = ub;
+    seps[0] = 0;
+    seps[p_] = n_;
+    if (p_ == 1 || n_ == 0) {
+      for (std::size_t q = 1; q < p_; ++q) seps[q] = n_;
+      return cost_(0, 0, n_);
+    }
     lo_.assign(p_ + 1, 0);
     hi_.assign(p_ + 1, n_);
     scratch_.assign(p_ + 1, 0);
-    [[maybe_unused]] const bool ok = probe(0, 0, best, hi_.data());
-    IRREGULAR_ASSERT(ok);
-    reverse_greedy(best, lo_.data());
     bounded_ = true;
     probes_ = 0;
+    std::size_t best_step = p_;  // step whose feasible probe realised best; p_: none yet
     std::size_t s = 0;
     bool finished = true;
     for (std::size_t k = 0; k + 1 < p_; ++k) {
+      seps[k] = s;
       if (!lb_open && !(lb < best)) {
         finished = false;
         break;
@@ -139,25 +192,37 @@ class ChainSearch {
         break;
       }
       auto known_infeasible = [&](const W& v) { return lb_open ? !(lb < v) : (v < lb); };
+      // Positions up to lo_[k+1] give first parts no dearer than an infeasible probe's.
+      std::size_t from = s;
+      if (lb_open && lo_[k + 1] > s) from = lo_[k + 1];
+      IRREGULAR_ASSERT(cost_(k, s, from) < best);
       const std::size_t big_j =
-          gallop_last_true(s, n_, [&](std::size_t j) { return cost_(k, s, j) < best; });
-      std::size_t a = s;
-      if (known_infeasible(empty))
-        a = gallop_last_true(s, big_j, [&](std::size_t j) { return known_infeasible(cost_(k, s, j)); }) + 1;
+          gallop_last_true(from, n_, [&](std::size_t j) { return cost_(k, s, j) < best; });
+      std::size_t a = from;
+      if (known_infeasible(cost_(k, s, from)))
+        a = gallop_last_true(from, big_j, [&](std::size_t j) { return known_infeasible(cost_(k, s, j)); }) + 1;
       std::size_t b = big_j + 1;
       while (a < b) {
         const std::size_t m = a + (b - a) / 2;
         const W v = cost_(k, s, m);
-        ++probes_;
-        if (m == n_ || probe(k, s, v, scratch_.data())) {
+        if (m == n_) {  // everything left in part k: feasible without a probe
           b = m;
           best = v;
-          if (m != n_)
-            for (std::size_t q = k + 1; q < p_; ++q) hi_[q] = scratch_[q];
+          best_step = k;
+          for (std::size_t q = k + 1; q < p_; ++q) hi_[q] = n_;
+          continue;
+        }
+        ++probes_;
+        if (probe(k, s, v, scratch_.data())) {
+          b = m;
+          best = v;
+          best_step = k;
+          for (std::size_t q = k + 1; q < p_; ++q) hi_[q] = scratch_[q];
         } else {
           a = m + 1;
           lb = v;
           lb_open = true;
+          for (std::size_t q = k + 1; q < p_; ++q) lo_[q] = scratch_[q];
         }
       }
       if (a == s) {  // an empty first part is feasible: best is the minimal cost
@@ -167,8 +232,18 @@ class ChainSearch {
       s = a - 1;
     }
     if (finished) {
+      seps[p_ - 1] = s;
       const W last = cost_(p_ - 1, s, n_);
-      if (last < best) best = last;
+      if (last < best) {
+        best = last;
+        best_step = p_ - 1;
+      }
+    }
+    if (best_step == p_) {  // ub was optimal and never realised by a probe
+      bounded_ = false;
+      greedy(best, seps);
+    } else {
+      for (std::size_t q = best_step + 1; q < p_; ++q) seps[q] = hi_[q];
     }
     bounded_ = false;
     return best;
@@ -236,6 +311,7 @@ class ChainSearch {
 
   std::size_t n_, p_;
   Cost cost_;
+  Prefetch prefetch_;
   bool bounded_ = false;
   std::size_t probes_ = 0;
   std::vector<std::size_t> lo_, hi_, scratch_;
