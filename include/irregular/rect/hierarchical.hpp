@@ -80,10 +80,49 @@ struct HierBuilder {
   bool relaxed;
   Partition<D>& out;
 
-  S part(const Rect<D>& box, int d, std::size_t c) const {  // load of box below c along d
-    Rect<D> r = box;
-    r.hi[d] = c;
-    return g.load(r);
+  struct Choice {
+    double value = std::numeric_limits<double>::infinity();
+    int dim = -1;
+    std::size_t cut = 0, left = 0;
+  };
+
+  // Scans dimension d of `box` through pre(c) (load below c, up to a constant).
+  template <class Pre>
+  void scan(const Pre& pre, int d, const Rect<D>& box, std::size_t p, double L, Choice& ch) const {
+    const std::size_t lo = box.lo[d], hi = box.hi[d];
+    const S base = pre(lo);
+    const double pd = static_cast<double>(p);
+    auto consider = [&](std::size_t c, std::size_t pl, double L1) {
+      const double v = std::max(L1 / static_cast<double>(pl), (L - L1) / static_cast<double>(p - pl));
+      if (v < ch.value) ch = Choice{v, d, c, pl};
+    };
+    if (relaxed) {
+      // every cut, with the processor split that best fits its load
+      for (std::size_t c = lo + 1; c < hi; ++c) {
+        const double L1 = static_cast<double>(static_cast<S>(pre(c) - base));
+        const double ideal = L > 0 ? L1 / L * pd : pd / 2;
+        const auto f = static_cast<std::size_t>(ideal);
+        consider(c, std::clamp<std::size_t>(f, 1, p - 1), L1);
+        consider(c, std::clamp<std::size_t>(f + 1, 1, p - 1), L1);
+      }
+      return;
+    }
+    const std::size_t half = p / 2;
+    for (std::size_t pl : {half, p - half}) {
+      // first cut whose left load reaches the left side's share, and its left neighbour
+      const double share = L * static_cast<double>(pl) / pd;
+      std::size_t a = lo + 1, b = hi - 1;
+      while (a < b) {
+        const std::size_t m = a + (b - a) / 2;
+        if (static_cast<double>(static_cast<S>(pre(m) - base)) < share)
+          a = m + 1;
+        else
+          b = m;
+      }
+      consider(a, pl, static_cast<double>(static_cast<S>(pre(a) - base)));
+      if (a > lo + 1) consider(a - 1, pl, static_cast<double>(static_cast<S>(pre(a - 1) - base)));
+      if (p % 2 == 0) break;
+    }
   }
 
   void run(std::uint32_t node, const Rect<D>& box, std::size_t p, int depth) {
@@ -97,61 +136,32 @@ struct HierBuilder {
       emit_with_empties(out, node, box, p);
       return;
     }
-    const long double L = static_cast<long double>(g.load(box));
-    long double best = std::numeric_limits<long double>::infinity();
-    int bd = dims[0];
-    std::size_t bc = box.lo[dims[0]] + 1, bp = p / 2;
-    auto consider = [&](int d, std::size_t c, std::size_t pl, long double L1) {
-      const long double v = std::max(L1 / static_cast<long double>(pl),
-                                     (L - L1) / static_cast<long double>(p - pl));
-      if (v < best) {
-        best = v;
-        bd = d;
-        bc = c;
-        bp = pl;
-      }
-    };
+    const double L = static_cast<double>(g.load(box));
+    Choice ch;
     for (int t = 0; t < nd; ++t) {
       const int d = dims[t];
-      const std::size_t lo = box.lo[d], hi = box.hi[d];
-      if (relaxed) {
-        // every cut, with the processor split that best fits its load
-        for (std::size_t c = lo + 1; c < hi; ++c) {
-          const long double L1 = static_cast<long double>(part(box, d, c));
-          const long double ideal = L > 0 ? L1 / L * static_cast<long double>(p) : p / 2.0L;
-          const auto f = static_cast<std::size_t>(ideal);
-          for (std::size_t pl : {f, f + 1}) consider(d, c, std::clamp<std::size_t>(pl, 1, p - 1), L1);
-        }
+      if constexpr (D == 2) {
+        scan(main_view(g, d, box.lo[1 - d], box.hi[1 - d]), d, box, p, L, ch);
       } else {
-        const std::size_t half = p / 2;
-        for (std::size_t pl : {half, p - half}) {
-          // smallest c with L1 / pl >= L2 / pr, then its left neighbour
-          const std::size_t pr = p - pl;
-          std::size_t a = lo + 1, b = hi - 1;
-          auto right_heavier = [&](std::size_t c) {
-            const long double L1 = static_cast<long double>(part(box, d, c));
-            return L1 * static_cast<long double>(pr) < (L - L1) * static_cast<long double>(pl);
-          };
-          while (a < b) {
-            const std::size_t m = a + (b - a) / 2;
-            if (right_heavier(m))
-              a = m + 1;
-            else
-              b = m;
-          }
-          consider(d, a, pl, static_cast<long double>(part(box, d, a)));
-          if (a > lo + 1) consider(d, a - 1, pl, static_cast<long double>(part(box, d, a - 1)));
-          if (p % 2 == 0) break;
-        }
+        scan(
+            [&](std::size_t c) {
+              Rect<D> r = box;
+              r.lo[d] = 0;
+              r.hi[d] = c;
+              return g.load(r);
+            },
+            d, box, p, L, ch);
       }
     }
+    const int bd = ch.dim;
+    const std::size_t bc = ch.cut;
     const std::size_t b[3] = {box.lo[bd], bc, box.hi[bd]};
     const std::uint32_t first = out.tree.split(node, bd, b);
     Rect<D> left = box, right = box;
     left.hi[bd] = bc;
     right.lo[bd] = bc;
-    run(first, left, bp, depth + 1);
-    run(first + 1, right, p - bp, depth + 1);
+    run(first, left, ch.left, depth + 1);
+    run(first + 1, right, p - ch.left, depth + 1);
   }
 };
 
@@ -161,6 +171,7 @@ Partition<D> hier_heuristic(const LoadGrid<T, D>& g, const Rect<D>& box, std::si
   Partition<D> out;
   out.box = box;
   out.parts.reserve(P);
+  out.tree.reserve(2 * P, 3 * P);
   HierBuilder<T, D>{g, rule, relaxed, out}.run(0, box, P, 0);
   return out;
 }

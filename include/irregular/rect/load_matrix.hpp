@@ -136,6 +136,11 @@ class LoadGrid {
   /// Raw prefix sums: entry sum_d k_d * stride(d) holds the load of [0, k) (extents + 1 each).
   [[nodiscard]] const std::vector<sum_type>& prefix() const noexcept { return prefix_; }
   [[nodiscard]] std::size_t stride(int d) const noexcept { return stride_[d]; }
+  /// 2D only: the prefix sums transposed (entry k1 * (n1 + 1) + k0), so that chains along
+  /// dimension 0 are contiguous too; jagged -VER partitioners scan them.
+  [[nodiscard]] const std::vector<sum_type>& prefix_transposed() const noexcept {
+    return prefix_t_;
+  }
 
  private:
   std::string cell_name(std::size_t i) const {
@@ -174,12 +179,19 @@ class LoadGrid {
         if (k > 0) prefix_[off] += prefix_[off - st];
       }
     }
+    if constexpr (D == 2) {
+      const std::size_t r0 = n_[0] + 1, r1 = n_[1] + 1;
+      prefix_t_.resize(size);
+      for (std::size_t i = 0; i < r0; ++i)
+        for (std::size_t j = 0; j < r1; ++j) prefix_t_[j * r0 + i] = prefix_[i * r1 + j];
+    }
   }
 
   std::array<std::size_t, D> n_{};
   std::array<std::size_t, D> stride_{};
   std::vector<T> values_;
   std::vector<sum_type> prefix_;
+  std::vector<sum_type> prefix_t_;
 };
 
 /// The paper's load matrix: n1 x n2.

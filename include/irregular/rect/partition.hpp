@@ -77,6 +77,11 @@ class CutTree {
     return first;
   }
   void set_leaf(std::uint32_t node, std::uint32_t part) { nodes_[node] = Node{-1, part, 0, 0}; }
+  /// Capacity for `nodes` nodes and `bounds` boundaries (avoids regrowth while building).
+  void reserve(std::size_t nodes, std::size_t bounds) {
+    nodes_.reserve(nodes);
+    bounds_.reserve(bounds);
+  }
 
   /// Index of the part that owns `cell` (which must lie inside the partitioned box).
   [[nodiscard]] std::size_t owner(const std::array<std::size_t, D>& cell) const noexcept {

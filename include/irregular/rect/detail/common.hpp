@@ -28,7 +28,9 @@ struct SlabView {
 template <class T>
 SlabView<rect::load_sum_t<T>> stripe_view(const rect::LoadGrid<T, 2>& g, int a, std::size_t i,
                                           std::size_t j) {
-  return {g.prefix().data(), g.stride(a), g.stride(1 - a), i, j};
+  // stripes along dimension 1 read the transposed copy, so the chain is contiguous
+  if (a == 1) return {g.prefix_transposed().data(), g.extent(0) + 1, 1, i, j};
+  return {g.prefix().data(), g.stride(0), g.stride(1), i, j};
 }
 /// The chain along main dimension a of the box's extent [lo, hi) in the other dimension.
 template <class T>
@@ -121,6 +123,10 @@ inline rect::Partition<2> make_jagged(const rect::Rect<2>& box, int a,
                                       const std::vector<std::vector<std::size_t>>& cuts) {
   rect::Partition<2> out;
   out.box = box;
+  std::size_t parts = 0;
+  for (const auto& c : cuts) parts += c.size() - 1;
+  out.parts.reserve(parts);
+  out.tree.reserve(1 + cuts.size() + parts, sb.size() + parts + cuts.size());
   emit_jagged(out, 0, box, a, sb, cuts);
   return out;
 }
