@@ -9,6 +9,7 @@
 #include <irregular/core/index.hpp>
 #include <irregular/tree/detail/curve_math.hpp>
 #include <irregular/tree/detail/linear_tree.hpp>
+#include <irregular/tree/detail/radix_sort.hpp>
 #include <irregular/tree/refine.hpp>
 
 #include <algorithm>
@@ -61,6 +62,14 @@ class HTree {
   template <class Cond>
   [[nodiscard]] static HTree build(const std::vector<index_type>& sorted_keys, Cond&& condition) {
     return build(std::span<const index_type>(sorted_keys), std::forward<Cond>(condition));
+  }
+
+  /// Sorts finest keys ascending for build(): LSD radix sort for 32/64-bit indices (faster than
+  /// std::sort from about 10^4 keys), std::sort for 128-bit ones.
+  static void sort_keys(std::vector<index_type>& keys) {
+    int bits = 1;
+    while (bits < index_bits<index_type> && (index_type{1} << bits) < detail::index_end<C>()) ++bits;
+    detail::radix_sort(keys, bits);
   }
 
   /// A tree from given leaves (starts sorted, levels in [0, max_level], aligned, tiling the index

@@ -332,4 +332,22 @@ TEST_CASE("HTree loads, from_leaves validation and assign_elements", "[tree][htr
   CHECK(root.end(0) == irr::detail::index_end<C>());
 }
 
+TEMPLATE_TEST_CASE("HTree::sort_keys sorts like std::sort", "[tree][htree]", Mo3, Pe2, Mo2w,
+                   TinyM2) {
+  using C = TestType;
+  using I = typename C::index_type;
+  for (std::size_t n : {0u, 5u, 300u, 5000u}) {
+    CAPTURE(n);
+    std::mt19937_64 rng(71 + n);
+    std::vector<I> keys(n);
+    for (auto& k : keys) k = static_cast<I>(rng()) % irr::detail::index_end<C>();
+    if (n == 5000)
+      for (std::size_t i = 0; i < n; i += 3) keys[i] = keys[0];  // many duplicates
+    auto want = keys;
+    std::sort(want.begin(), want.end());
+    irr::HTree<C>::sort_keys(keys);
+    REQUIRE(keys == want);
+  }
+}
+
 }  // namespace tree_htree_tests
