@@ -174,6 +174,7 @@ Partition<2> jag_m_probe_oriented(const LoadGrid<T, 2>& g, const Rect<2>& box, s
   };
   S B = ub;
   if (total > S{}) B = parametric_min<S>(ratio_up<S>(total, P), ub, feasible);
+  B = settle(B, feasible);
   std::vector<std::vector<std::size_t>> cuts(m);
   std::vector<std::size_t> ends;
   std::size_t used = 0;

@@ -107,6 +107,7 @@ struct JaggedND {
       };
       S B = ub;
       if (total > S{}) B = parametric_min<S>(ratio_up<S>(total, p), ub, feasible);
+      B = settle(B, feasible);
       std::size_t used = 0;
       std::vector<std::vector<std::size_t>> ends(ns);
       for (std::size_t k = 0; k < ns; ++k) {

@@ -107,10 +107,10 @@ TEST_CASE("1D optimum equals exhaustive search", "[rect][algorithms][oracle]") {
 
 TEST_CASE("optimal jagged, rectilinear and hierarchical algorithms equal exhaustive search",
           "[rect][algorithms][oracle]") {
-  const std::uint64_t seed = GENERATE(1u, 2u, 3u, 4u, 5u, 6u);
+  const std::uint64_t seed = GENERATE(range(1u, 41u));
   CAPTURE(seed);
   std::mt19937_64 rng(seed);
-  const std::size_t n1 = 2 + rng() % 4, n2 = 2 + rng() % 4;
+  const std::size_t n1 = 1 + rng() % 5, n2 = 1 + rng() % 5;
   auto g = random_matrix(rng, n1, n2, 0, 12);
   if (seed % 3 == 0) g = random_matrix(rng, n1, n2, 1, 3);
   const Dense d = dense(g), dt = d.transposed();
@@ -140,7 +140,7 @@ TEST_CASE("optimal jagged, rectilinear and hierarchical algorithms equal exhaust
     }
 
   BruteHier<std::uint32_t, 2> hier{g, {}};
-  for (std::size_t P = 1; P <= 6; ++P) {
+  for (std::size_t P = 1; P <= 7; ++P) {
     CAPTURE(P);
     const Sum m_hor = brute_m(d, 0, P), m_ver = brute_m(dt, 0, P);
     REQUIRE(max_load(g, jag_m_opt(g, g.box(), P, Orientation::hor)) == m_hor);
@@ -172,8 +172,8 @@ TEST_CASE("optimal jagged, rectilinear and hierarchical algorithms equal exhaust
 TEST_CASE("JAG-M-PROBE and JAG-M-ALLOC are optimal for their parameters",
           "[rect][algorithms][oracle]") {
   std::mt19937_64 rng(31);
-  for (int t = 0; t < 40; ++t) {
-    const std::size_t n1 = 2 + rng() % 4, n2 = 2 + rng() % 4;
+  for (int t = 0; t < 200; ++t) {
+    const std::size_t n1 = 1 + rng() % 5, n2 = 1 + rng() % 5;
     auto g = random_matrix(rng, n1, n2, 0, 9);
     const Dense d = dense(g);
     CAPTURE(t, n1, n2, g.values());
@@ -301,4 +301,28 @@ TEST_CASE("bad input: P = 0, unknown names, bad parameters", "[rect][algorithms]
   REQUIRE_THROWS_AS(jag_m_alloc(g, g.box(), {2, 0}), irregular::invalid_argument);
   REQUIRE_THROWS_AS(jag_m_heur(v, v.box(), 3, {0, 0, 1}), irregular::invalid_argument);
   REQUIRE_THROWS_AS(hier_rb(g, Rect<2>{{0, 0}, {4, 3}}, 2), irregular::invalid_argument);
+}
+
+TEST_CASE("floating-point loads: optimal algorithms agree and bound the heuristics",
+          "[rect][algorithms][float]") {
+  std::mt19937_64 rng(404);
+  for (int t = 0; t < 30; ++t) {
+    const std::size_t n1 = 1 + rng() % 12, n2 = 1 + rng() % 12;
+    std::vector<double> v(n1 * n2);
+    for (auto& x : v) x = rng() % 4 == 0 ? 0.0 : static_cast<double>(rng() % 100000) / 997.0;
+    LoadMatrix<double> g({n1, n2}, v);
+    const std::size_t P = 1 + rng() % 20;
+    CAPTURE(t, n1, n2, P);
+    const auto [p1, p2] = grid_shape(P);
+    const double nicol = max_load(g, jag_pq_opt_nicol(g, g.box(), p1, p2));
+    const double dp = max_load(g, jag_pq_opt_dp(g, g.box(), p1, p2));
+    REQUIRE(nicol == Approx(dp).epsilon(1e-9));
+    REQUIRE(max_load(g, jag_pq_heur(g, g.box(), p1, p2)) >= nicol * (1 - 1e-9));
+    const double mopt = max_load(g, jag_m_opt(g, P));
+    REQUIRE(mopt <= nicol * (1 + 1e-9));
+    REQUIRE(max_load(g, jag_m_heur_probe(g, P)) >= mopt * (1 - 1e-9));
+    const double hopt = max_load(g, hier_opt(g, P));
+    REQUIRE(hopt <= mopt * (1 + 1e-9));
+    REQUIRE(max_load(g, hier_relaxed(g, P)) >= hopt * (1 - 1e-9));
+  }
 }

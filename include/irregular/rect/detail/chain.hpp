@@ -120,6 +120,17 @@ inline S parametric_min(S lo, S hi, const Feasible& feasible) {
   }
 }
 
+/// Floating-point sums only: widens a bottleneck that should be feasible by a few ulps until
+/// the (rounding) greedy test agrees. Integer sums are returned unchanged.
+template <class S, class Feasible>
+inline S settle(S B, const Feasible& feasible) {
+  if constexpr (std::is_floating_point_v<S>) {
+    for (int it = 0; it < 200 && !feasible(B); ++it)
+      B = B * (1 + 1e-15) + std::numeric_limits<S>::denorm_min();
+  }
+  return B;
+}
+
 /// Direct cut (DC) on [lo, hi) with p parts: part k ends at the first index whose prefix reaches
 /// the ideal cumulative load (k + 1) L / p. Returns the bottleneck; a cheap upper bound.
 template <class S, class Pre>
@@ -150,12 +161,24 @@ S chain_optimum(const Pre& pre, std::size_t lo, std::size_t hi, std::size_t p,
                 std::vector<std::size_t>* ends = nullptr) {
   IRREGULAR_ASSERT(p >= 1);
   const S total = pre(hi) - pre(lo);
+  // B is feasible: cut greedily at B; the bottleneck is the largest part then (exactly B for
+  // integer sums; for floating point ones it avoids re-probing at a rounded value).
   auto finish = [&](S B) {
-    if (!ends) return B;
     S actual{};
-    const std::size_t c = greedy_parts<S>(pre, lo, hi, B, p, ends, &actual);
+    const std::size_t before = ends ? ends->size() : 0;
+    std::size_t c = greedy_parts<S>(pre, lo, hi, B, p, ends, &actual);
+    if constexpr (std::is_floating_point_v<S>) {
+      // prefix differences round: widen B by a few ulps until the greedy cut fits
+      for (int it = 0; c > p && it < 200; ++it) {
+        if (ends) ends->resize(before);
+        B = B * (1 + 1e-15) + std::numeric_limits<S>::denorm_min();
+        actual = S{};
+        c = greedy_parts<S>(pre, lo, hi, B, p, ends, &actual);
+      }
+    }
     IRREGULAR_ASSERT(c <= p);
-    for (std::size_t k = c; k < p; ++k) ends->push_back(hi);
+    if (ends)
+      for (std::size_t k = c; k < p; ++k) ends->push_back(hi);
     return actual;
   };
   if (hi <= lo || !(total > S{})) return finish(S{});
@@ -164,13 +187,7 @@ S chain_optimum(const Pre& pre, std::size_t lo, std::size_t hi, std::size_t p,
   auto feasible = [&](S B) { return greedy_parts<S>(pre, lo, hi, B, p) <= p; };
   if (feasible(lb)) return finish(lb);
   const S ub = direct_cut_bottleneck<S>(pre, lo, hi, p);
-  S B = parametric_min<S>(lb, ub, feasible);
-  if constexpr (std::is_floating_point_v<S>) {
-    S actual{};
-    greedy_parts<S>(pre, lo, hi, B, p, nullptr, &actual);
-    B = actual;
-  }
-  return finish(B);
+  return finish(parametric_min<S>(lb, ub, feasible));
 }
 
 /// Nicol's optimal scheme over a chain [lo, hi) cut into m intervals whose loads come from an
