@@ -1,0 +1,139 @@
+// LocalLeaves: a rank's share of the H-Tree leaves (its private H-Trees' leaves), stored as
+// sorted structure-of-arrays, and their distributed construction from globally sorted keys.
+// baiardi-2001 §2–3; counts of hnodes that straddle ranks are reduced once (O(p·depth) values).
+#pragma once
+
+#include <irregular/core/cell.hpp>
+#include <irregular/core/concepts.hpp>
+#include <irregular/core/index.hpp>
+#include <irregular/curve/interval.hpp>
+#include <irregular/tree/refine.hpp>
+#include <irregular/tree/refine_leaves.hpp>
+
+#include <boost/mpi/collectives.hpp>
+#include <boost/mpi/communicator.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace irregular {
+
+/// Leaves held by one rank, sorted by start: a LeafSequence (tree/neighbours.hpp) over a
+/// contiguous part of the curve. `counts` are global element counts of each leaf.
+template <SpaceFillingCurve C>
+struct LocalLeaves {
+  using curve_type = C;
+  using index_type = typename C::index_type;
+
+  std::vector<index_type> starts_;
+  std::vector<std::uint8_t> levels_;
+  std::vector<std::uint64_t> counts_;
+
+  [[nodiscard]] std::size_t size() const noexcept { return starts_.size(); }
+  [[nodiscard]] std::span<const index_type> starts() const noexcept { return starts_; }
+  [[nodiscard]] std::span<const std::uint8_t> levels() const noexcept { return levels_; }
+  [[nodiscard]] std::span<const std::uint64_t> counts() const noexcept { return counts_; }
+  [[nodiscard]] Cell<C::dim> cell(std::size_t i) const {
+    return curve::cell_of_finest<C>(starts_[i], levels_[i]);
+  }
+  [[nodiscard]] IndexInterval<index_type> interval(std::size_t i) const {
+    return {starts_[i], starts_[i] + ipow<index_type>(static_cast<index_type>(C::arity),
+                                                     C::dim * (C::max_level - levels_[i]))};
+  }
+  /// Local leaf whose interval contains finest index i, or size() when none does.
+  [[nodiscard]] std::size_t find(index_type i) const noexcept {
+    auto it = std::upper_bound(starts_.begin(), starts_.end(), i);
+    if (it == starts_.begin()) return size();
+    const auto k = static_cast<std::size_t>(it - starts_.begin()) - 1;
+    return interval(k).contains(i) ? k : size();
+  }
+  void clear() {
+    starts_.clear();
+    levels_.clear();
+    counts_.clear();
+  }
+  void push_back(index_type s, int level, std::uint64_t count) {
+    starts_.push_back(s);
+    levels_.push_back(static_cast<std::uint8_t>(level));
+    counts_.push_back(count);
+  }
+  friend bool operator==(const LocalLeaves&, const LocalLeaves&) = default;
+};
+
+namespace detail {
+
+/// (level, start) of an hnode: the key of the straddling-hnode table.
+template <class Index>
+struct HnodeKey {
+  int level;
+  Index start;
+  friend constexpr auto operator<=>(const HnodeKey&, const HnodeKey&) = default;
+};
+
+template <class Index>
+std::uint64_t count_in(std::span<const Index> keys, IndexInterval<Index> iv) {
+  const auto a = std::lower_bound(keys.begin(), keys.end(), iv.start);
+  const auto b = std::lower_bound(a, keys.end(), iv.end);
+  return static_cast<std::uint64_t>(b - a);
+}
+
+}  // namespace detail
+
+/// Builds this rank's leaves of the global H-Tree defined by `condition` (a count-based
+/// RefineCondition), given that every rank holds the sorted keys of the elements in its range
+/// [bounds[r], bounds[r+1]) (bounds replicated, p+1 values). Emits the leaves whose start lies
+/// in the own range, with exact global counts. Hnodes that meet several ranges are the common
+/// ancestors of the range boundaries, at most (p-1)·(max_level+1); their counts are summed in
+/// one all_reduce. The result does not depend on the number of ranks. Collective over comm.
+template <SpaceFillingCurve C, class Condition>
+LocalLeaves<C> construct_leaves(const boost::mpi::communicator& comm,
+                                const std::vector<typename C::index_type>& bounds,
+                                std::span<const typename C::index_type> sorted_keys,
+                                const Condition& condition) {
+  using I = typename C::index_type;
+  using Key = detail::HnodeKey<I>;
+  const auto span_at = [](int level) {
+    return ipow<I>(static_cast<I>(C::arity), C::dim * (C::max_level - level));
+  };
+  // Common ancestors of b-1 and b for every inner boundary b: all hnodes that straddle ranks.
+  std::vector<Key> straddling;
+  const I end = bounds.back();
+  for (std::size_t r = 1; r + 1 < bounds.size(); ++r) {
+    const I b = bounds[r];
+    if (b == 0 || b >= end) continue;
+    for (int level = 0; level <= C::max_level; ++level) {
+      const I w = span_at(level);
+      if ((b - 1) / w != b / w) break;
+      straddling.push_back({level, b / w * w});
+    }
+  }
+  std::sort(straddling.begin(), straddling.end());
+  straddling.erase(std::unique(straddling.begin(), straddling.end()), straddling.end());
+  std::vector<std::uint64_t> local(straddling.size()), global(straddling.size());
+  for (std::size_t i = 0; i < straddling.size(); ++i)
+    local[i] = detail::count_in<I>(sorted_keys, {straddling[i].start, straddling[i].start + span_at(straddling[i].level)});
+  if (!straddling.empty())
+    boost::mpi::all_reduce(comm, local.data(), static_cast<int>(local.size()), global.data(),
+                           std::plus<std::uint64_t>());
+
+  const IndexInterval<I> own{bounds[static_cast<std::size_t>(comm.rank())],
+                             bounds[static_cast<std::size_t>(comm.rank()) + 1]};
+  LocalLeaves<C> out;
+  auto count = [&](const Cell<C::dim>& cell, IndexInterval<I> iv) -> std::uint64_t {
+    if (own.contains(iv)) return detail::count_in<I>(sorted_keys, iv);
+    const auto it = std::lower_bound(straddling.begin(), straddling.end(), Key{cell.level, iv.start});
+    IRREGULAR_ASSERT(it != straddling.end() && it->level == cell.level && it->start == iv.start);
+    return global[static_cast<std::size_t>(it - straddling.begin())];
+  };
+  auto emit = [&](const Cell<C::dim>& cell, I start) {
+    out.push_back(start, cell.level, count(cell, {start, start + span_at(cell.level)}));
+  };
+  refine_leaves<C>(own, count, condition, emit);
+  return out;
+}
+
+}  // namespace irregular

@@ -1,0 +1,145 @@
+// SegmentMap: the ownership map of the SFC blocking partitioner, p+1 splitters over the curve
+// index space (baiardi-2001 §3, the range property: rank r owns [splitter_r, splitter_{r+1})).
+// Replicated state is O(p); owner lookups are binary searches, no communication.
+#pragma once
+
+#include <irregular/core/cell.hpp>
+#include <irregular/core/concepts.hpp>
+#include <irregular/core/error.hpp>
+#include <irregular/core/index.hpp>
+#include <irregular/curve/interval.hpp>
+#include <irregular/dist/ownership_map.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace irregular {
+
+template <SpaceFillingCurve C>
+class SegmentMap {
+ public:
+  using curve_type = C;
+  using index_type = typename C::index_type;
+  static constexpr int dim = C::dim;
+
+  /// Finest indices of the whole domain: arity^(dim * max_level).
+  static constexpr index_type domain_end() noexcept {
+    return ipow<index_type>(static_cast<index_type>(C::arity), C::dim * C::max_level);
+  }
+
+  /// Everything on rank 0 of `parts` ranks (the others' segments are empty).
+  explicit SegmentMap(int parts = 1) : splitters_(static_cast<std::size_t>(parts) + 1, domain_end()) {
+    if (parts < 1) throw invalid_argument("irregular::SegmentMap: need at least one part");
+    splitters_[0] = 0;
+  }
+
+  /// p+1 splitters: 0 = s_0 <= s_1 <= ... <= s_p = domain_end(). Throws irregular::invalid_argument otherwise.
+  explicit SegmentMap(std::vector<index_type> splitters) : splitters_(std::move(splitters)) {
+    if (splitters_.size() < 2 || splitters_.front() != 0 || splitters_.back() != domain_end() ||
+        !std::is_sorted(splitters_.begin(), splitters_.end()))
+      throw invalid_argument("irregular::SegmentMap: splitters must run non-decreasing from 0 to "
+                             "the domain end, one more than the number of parts");
+  }
+
+  [[nodiscard]] int parts() const noexcept { return static_cast<int>(splitters_.size()) - 1; }
+  [[nodiscard]] const std::vector<index_type>& splitters() const noexcept { return splitters_; }
+  [[nodiscard]] IndexInterval<index_type> segment(int rank) const noexcept {
+    return {splitters_[static_cast<std::size_t>(rank)], splitters_[static_cast<std::size_t>(rank) + 1]};
+  }
+
+  /// Rank whose segment holds finest index i (empty segments never own anything).
+  [[nodiscard]] int owner(index_type i) const noexcept {
+    const auto it = std::upper_bound(splitters_.begin(), splitters_.end(), i);
+    return static_cast<int>(it - splitters_.begin()) - 1;
+  }
+  /// Owner of a whole cell, or -1 when the cell spans several segments (a replicated hnode).
+  [[nodiscard]] int owner(const Cell<dim>& c) const {
+    const auto iv = curve::hnode_interval<C>(c);
+    const int a = owner(iv.start);
+    return owner(iv.end - 1) == a ? a : -1;
+  }
+  /// Ranks [first, last] whose non-empty segments meet the interval; empty when iv is empty.
+  [[nodiscard]] std::vector<int> owners(IndexInterval<index_type> iv) const {
+    std::vector<int> r;
+    if (iv.start >= iv.end) return r;
+    const int first = owner(iv.start), last = owner(iv.end - 1);
+    for (int k = first; k <= last; ++k)
+      if (splitters_[static_cast<std::size_t>(k)] < splitters_[static_cast<std::size_t>(k) + 1]) r.push_back(k);
+    return r;
+  }
+  [[nodiscard]] std::vector<int> owners(const Cell<dim>& c) const {
+    return owners(curve::hnode_interval<C>(c));
+  }
+
+  /// The roots of rank's private H-Trees: the maximal aligned intervals inside its segment, in
+  /// curve order (at most 2 * max_level * (arity^dim - 1) cells).
+  [[nodiscard]] std::vector<Cell<dim>> private_roots(int rank) const {
+    std::vector<Cell<dim>> roots;
+    const auto seg = segment(rank);
+    index_type cur = seg.start;
+    const index_type digits = ipow<index_type>(static_cast<index_type>(C::arity), C::dim);
+    while (cur < seg.end) {
+      int level = C::max_level;  // grow the block while it stays aligned and inside
+      index_type block = 1;
+      while (level > 0 && cur % (block * digits) == 0 && cur + block * digits <= seg.end) {
+        block *= digits;
+        --level;
+      }
+      roots.push_back(curve::cell_of_finest<C>(cur, level));
+      cur += block;
+    }
+    return roots;
+  }
+
+  /// Ranks whose segments touch rank's segment across a face, edge or corner (sorted, without
+  /// rank itself): each private root's same-level Moore neighbourhood is looked up.
+  [[nodiscard]] std::vector<int> neighbour_ranks(int rank) const {
+    std::vector<int> out;
+    for (const auto& root : private_roots(rank)) {
+      const coord_t n = ipow<coord_t>(static_cast<coord_t>(C::arity), root.level);
+      int combos = 1;
+      for (int d = 0; d < dim; ++d) combos *= 3;
+      for (int m = 0; m < combos; ++m) {
+        Cell<dim> nb = root;
+        bool inside = true, self = true;
+        for (int d = 0, t = m; d < dim; ++d, t /= 3) {
+          const int off = t % 3 - 1;
+          if (off != 0) self = false;
+          if ((off < 0 && nb.anchor[d] == 0) || (off > 0 && nb.anchor[d] + 1 >= n)) inside = false;
+          nb.anchor[d] = static_cast<coord_t>(static_cast<std::int64_t>(nb.anchor[d]) + off);
+        }
+        if (self || !inside) continue;
+        for (int k : owners(nb))
+          if (k != rank) out.push_back(k);
+      }
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
+
+  friend bool operator==(const SegmentMap&, const SegmentMap&) = default;
+
+  /// Boost.Serialization: splitters travel as pairs of 64-bit halves (works for uint128 indices).
+  template <class Archive>
+  void serialize(Archive& ar, unsigned /*version*/) {
+    std::uint64_t n = splitters_.size();
+    ar & n;
+    splitters_.resize(static_cast<std::size_t>(n));
+    for (auto& s : splitters_) {
+      std::uint64_t lo = static_cast<std::uint64_t>(s), hi = 0;
+      if constexpr (sizeof(index_type) > 8) hi = static_cast<std::uint64_t>(s >> 64);
+      ar & lo & hi;
+      s = static_cast<index_type>(lo);
+      if constexpr (sizeof(index_type) > 8) s |= static_cast<index_type>(hi) << 64;
+    }
+  }
+
+ private:
+  std::vector<index_type> splitters_;
+};
+
+}  // namespace irregular

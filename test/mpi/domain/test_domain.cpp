@@ -1,0 +1,466 @@
+// IrregularDomain under MPI: the distributed build equals the sequential HTree, the blocking
+// partition reaches the sequential NicolPlus optimum, and nothing is lost or duplicated across
+// build, move_elements and rebalance — at every rank count, whatever the input distribution.
+#include <catch2/catch.hpp>
+
+#include <irregular/curve/hilbert.hpp>
+#include <irregular/curve/morton.hpp>
+#include <irregular/curve/peano.hpp>
+#include <irregular/domain.hpp>
+#include <irregular/partition/nicol_plus.hpp>
+#include <irregular/tree/htree.hpp>
+
+#include <boost/mpi/collectives.hpp>
+#include <boost/mpi/communicator.hpp>
+#include <boost/serialization/array.hpp>
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/vector.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace irr = irregular;
+namespace mpi = boost::mpi;
+
+namespace {
+
+struct Particle {
+  std::array<double, 2> position;
+  std::uint64_t id;
+};
+
+struct Particle3 {
+  std::array<double, 3> position;
+  std::uint64_t id;
+};
+
+// A type that needs Boost.Serialization (variable-size member).
+struct Tagged {
+  std::array<double, 2> position{};
+  std::uint64_t id = 0;
+  std::string label;
+  template <class Archive>
+  void serialize(Archive& ar, unsigned) { ar & position & id & label; }
+};
+
+// Clustered points: half uniform, half in three Gaussian clusters; identical on every rank.
+template <int D>
+std::vector<std::array<double, D>> clustered(std::size_t n, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::normal_distribution<double> g(0.0, 0.05);
+  const double centres[3][3] = {{0.25, 0.3, 0.6}, {0.7, 0.75, 0.2}, {0.6, 0.2, 0.5}};
+  std::vector<std::array<double, D>> pts(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool cluster = i % 2 == 1;
+    const int c = static_cast<int>(i % 3);
+    for (int d = 0; d < D; ++d) {
+      double x = cluster ? centres[c][d] + g(rng) : u(rng);
+      pts[i][static_cast<std::size_t>(d)] = std::clamp(x, 0.0, 1.0);
+    }
+  }
+  return pts;
+}
+
+// Which elements of the global input a rank inserts: three different splits.
+bool mine(std::size_t i, std::size_t n, int split, const mpi::communicator& w) {
+  const auto p = static_cast<std::size_t>(w.size()), r = static_cast<std::size_t>(w.rank());
+  switch (split) {
+    case 0: return r == 0;                         // everything on rank 0
+    case 1: return i % p == r;                     // round robin
+    default: return i * p / n == p - 1 - r;        // reversed blocks
+  }
+}
+
+// Order-independent checksum of a set of ids and positions.
+template <class E>
+std::array<std::uint64_t, 3> checksum(std::span<const E> es) {
+  std::array<std::uint64_t, 3> s{0, 0, 0};
+  for (const auto& e : es) {
+    std::uint64_t h = e.id * 0x9E3779B97F4A7C15ull;
+    for (double x : e.position) {
+      std::uint64_t b;
+      std::memcpy(&b, &x, sizeof b);
+      h ^= b + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+    }
+    s[0] += 1;
+    s[1] += h;
+    s[2] ^= h * 0xD6E8FEB86659FD93ull;
+  }
+  return s;
+}
+std::array<std::uint64_t, 3> global_checksum(const mpi::communicator& w, std::array<std::uint64_t, 3> s) {
+  std::array<std::uint64_t, 3> g{};
+  mpi::all_reduce(w, s[0], g[0], std::plus<std::uint64_t>());
+  mpi::all_reduce(w, s[1], g[1], std::plus<std::uint64_t>());
+  mpi::all_reduce(w, s[2], g[2], std::bit_xor<std::uint64_t>());
+  return g;
+}
+
+// All leaves of the distributed tree in rank order, on every rank (test-only gather).
+template <class Domain>
+struct GlobalLeaves {
+  std::vector<typename Domain::index_type> starts;
+  std::vector<int> levels;
+  std::vector<std::uint64_t> counts;
+  std::vector<int> owner;
+};
+template <class Domain>
+GlobalLeaves<Domain> gather_leaves(const Domain& d) {
+  const auto& t = d.local_tree();
+  std::vector<std::uint64_t> mine_starts;  // 64-bit indices suffice for the curves tested here
+  std::vector<int> mine_levels(t.levels().begin(), t.levels().end());
+  for (auto s : t.starts()) mine_starts.push_back(static_cast<std::uint64_t>(s));
+  std::vector<std::uint64_t> mine_counts(t.counts().begin(), t.counts().end());
+  std::vector<std::vector<std::uint64_t>> s, c;
+  std::vector<std::vector<int>> l;
+  mpi::all_gather(d.comm(), mine_starts, s);
+  mpi::all_gather(d.comm(), mine_levels, l);
+  mpi::all_gather(d.comm(), mine_counts, c);
+  GlobalLeaves<Domain> g;
+  for (std::size_t r = 0; r < s.size(); ++r)
+    for (std::size_t i = 0; i < s[r].size(); ++i) {
+      g.starts.push_back(static_cast<typename Domain::index_type>(s[r][i]));
+      g.levels.push_back(l[r][i]);
+      g.counts.push_back(c[r][i]);
+      g.owner.push_back(static_cast<int>(r));
+    }
+  return g;
+}
+
+// The tree a single process builds from all keys: the oracle.
+template <class Domain, class P>
+irr::HTree<typename Domain::curve_type> sequential_tree(const Domain& d, const std::vector<P>& pts, std::size_t k) {
+  std::vector<typename Domain::index_type> keys;
+  for (const auto& x : pts) keys.push_back(d.key_of_position(x));
+  std::sort(keys.begin(), keys.end());
+  return irr::HTree<typename Domain::curve_type>::build(keys, irr::refine::max_elements(k));
+}
+
+template <class Domain, class Tree>
+void require_same_tree(const GlobalLeaves<Domain>& g, const Tree& seq) {
+  REQUIRE(g.starts.size() == seq.size());
+  for (std::size_t i = 0; i < seq.size(); ++i) {
+    REQUIRE(g.starts[i] == seq.start(i));
+    REQUIRE(g.levels[i] == seq.level(i));
+    REQUIRE(g.counts[i] == seq.element_count(i));
+  }
+}
+
+// Each rank: leaves inside its segment, elements inside their leaf and sorted, splitters at leaf starts.
+template <class Domain>
+void require_consistent(Domain& d) {
+  const auto seg = d.ownership().segment(d.comm().rank());
+  const auto& t = d.local_tree();
+  int bad = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const auto iv = t.interval(i);
+    if (!(seg.start <= iv.start && iv.end <= seg.end)) ++bad;
+    if (i > 0 && t.interval(i - 1).end != iv.start) ++bad;  // local leaves are contiguous
+    auto leaf = d.leaf(i);
+    if (leaf.elements.size() != t.counts()[i]) ++bad;
+    for (const auto& e : leaf.elements) {
+      const auto k = d.key_of(e);
+      if (!iv.contains(k) || d.owner_of(e.position) != d.comm().rank()) ++bad;
+    }
+  }
+  if (t.size() > 0 && (t.starts()[0] != seg.start || t.interval(t.size() - 1).end != seg.end)) ++bad;
+  if (t.size() == 0 && seg.start != seg.end) ++bad;
+  int total_bad = 0;
+  mpi::all_reduce(d.comm(), bad, total_bad, std::plus<int>());
+  REQUIRE(total_bad == 0);
+}
+
+template <class Curve>
+void build_matches_sequential(const mpi::communicator& world) {
+  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, Curve, irr::load::ElementCount>;
+  const std::size_t n = 1500, k = 12;
+  const auto pts = clustered<2>(n, 42);
+  for (int split = 0; split < 3; ++split) {
+    CAPTURE(split, world.size());
+    Domain d(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k));
+    std::vector<Particle> mine_pts;
+    for (std::size_t i = 0; i < n; ++i)
+      if (mine(i, n, split, world)) mine_pts.push_back({pts[i], i});
+    d.insert(mine_pts);
+    d.build();
+    const auto seq = sequential_tree(d, pts, k);
+    const auto g = gather_leaves(d);
+    require_same_tree(g, seq);
+    require_consistent(d);
+    // Conservation: count and checksum of the input.
+    std::vector<Particle> all_in;
+    for (std::size_t i = 0; i < n; ++i) all_in.push_back({pts[i], i});
+    REQUIRE(global_checksum(world, checksum<Particle>(d.local_elements())) ==
+            checksum<Particle>(all_in));
+    // The blocking partition is optimal: its bottleneck equals sequential NicolPlus.
+    std::vector<std::uint64_t> chain(g.counts.begin(), g.counts.end());
+    const auto opt = irr::partition::nicol_plus<std::uint64_t>(chain, static_cast<std::size_t>(world.size()));
+    const auto report = d.load_report();
+    double worst = 0;
+    for (double l : report.loads) worst = std::max(worst, l);
+    REQUIRE(worst == static_cast<double>(opt.bottleneck));
+    // Ownership needs no communication and agrees with where leaves live.
+    for (std::size_t i = 0; i < g.starts.size(); ++i)
+      REQUIRE(d.ownership().owner(g.starts[i]) == g.owner[i]);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("distributed build equals the sequential H-Tree for every input split (Morton)", "[domain]") {
+  build_matches_sequential<irr::curve::Morton<2>>(mpi::communicator());
+}
+TEST_CASE("distributed build equals the sequential H-Tree for every input split (Hilbert)", "[domain]") {
+  build_matches_sequential<irr::curve::Hilbert<2>>(mpi::communicator());
+}
+TEST_CASE("distributed build equals the sequential H-Tree for every input split (Peano)", "[domain]") {
+  build_matches_sequential<irr::curve::Peano<2>>(mpi::communicator());
+}
+
+TEST_CASE("3D build, greedy cut, and the greedy bound", "[domain]") {
+  mpi::communicator world;
+  using Domain = irr::IrregularDomain<Particle3, irr::stencil::VonNeumann<3>, irr::curve::Hilbert<3>,
+                                      irr::load::ElementCount>;
+  const std::size_t n = 1200, k = 10;
+  const auto pts = clustered<3>(n, 7);
+  irr::DomainOptions<3, irr::load::ElementCount> opt;
+  opt.cut = irr::BlockingCut::greedy;
+  Domain d(world, irr::Box<3>{{0, 0, 0}, {1, 1, 1}}, irr::refine::max_elements(k), opt);
+  std::vector<Particle3> local;
+  for (std::size_t i = 0; i < n; ++i)
+    if (mine(i, n, 1, world)) local.push_back({pts[i], i});
+  d.insert(local);
+  d.build();
+  require_same_tree(gather_leaves(d), sequential_tree(d, pts, k));
+  require_consistent(d);
+  const auto rep = d.load_report();
+  double lmax = 0;
+  for (double l : rep.loads) lmax = std::max(lmax, l);
+  // Greedy threshold cut: Lmax <= W/p + largest leaf load (a leaf holds at most k elements
+  // unless it sits at max_level, which clustered doubles do not reach here).
+  REQUIRE(lmax <= rep.average + static_cast<double>(k) + 1e-9);
+}
+
+TEST_CASE("move_elements refines and prunes to the sequential tree and conserves elements", "[domain]") {
+  mpi::communicator world;
+  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, irr::curve::Hilbert<2>,
+                                      irr::load::ElementCount>;
+  const std::size_t n = 1500, k = 12;
+  auto pts = clustered<2>(n, 99);
+  Domain d(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k));
+  std::vector<Particle> local;
+  for (std::size_t i = 0; i < n; ++i)
+    if (mine(i, n, 1, world)) local.push_back({pts[i], i});
+  d.insert(local);
+  d.build();
+  // Step 1: everything drifts right and wraps; step 2: all collapse towards one corner (whole
+  // segments empty out); step 3: spread again.
+  auto step = [&](auto f) {
+    for (auto& x : pts) x = f(x);
+    d.move_elements([&](Particle& p) { p.position = f(p.position); });
+    require_same_tree(gather_leaves(d), sequential_tree(d, pts, k));
+    require_consistent(d);
+    std::vector<Particle> all_in;
+    for (std::size_t i = 0; i < n; ++i) all_in.push_back({pts[i], i});
+    REQUIRE(global_checksum(world, checksum<Particle>(d.local_elements())) == checksum<Particle>(all_in));
+  };
+  step([](std::array<double, 2> x) { x[0] = std::fmod(x[0] + 0.3, 1.0); return x; });
+  step([](std::array<double, 2> x) { return std::array<double, 2>{0.05 * x[0], 0.05 * x[1]}; });
+  const bool remapped = d.rebalance({.threshold = 0.0});
+  CAPTURE(remapped);
+  require_consistent(d);
+  step([](std::array<double, 2> x) { return std::array<double, 2>{x[1] * 19.0, x[0] * 19.0}; });
+  REQUIRE(d.global_element_count() == n);
+}
+
+TEST_CASE("rebalance respects the threshold and reaches the optimum when it remaps", "[domain]") {
+  mpi::communicator world;
+  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, irr::curve::Morton<2>,
+                                      irr::load::ElementCount>;
+  const std::size_t n = 1000, k = 8;
+  auto pts = clustered<2>(n, 5);
+  Domain d(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k));
+  std::vector<Particle> local;
+  for (std::size_t i = 0; i < n; ++i)
+    if (mine(i, n, 2, world)) local.push_back({pts[i], i});
+  d.insert(local);
+  d.build();
+  // Balanced right after build: a generous threshold never remaps.
+  REQUIRE_FALSE(d.rebalance({.threshold = 10.0}));
+  // Squeeze the left half: loads become unbalanced, then a remap restores the optimum.
+  d.move_elements([](Particle& p) { if (p.position[0] < 0.5) p.position[0] *= 0.2; });
+  const auto before = d.load_report();
+  const bool remapped = d.rebalance({.threshold = 0.0});
+  REQUIRE(remapped == (before.max_unbalance > 0.0));
+  const auto g = gather_leaves(d);
+  std::vector<std::uint64_t> chain(g.counts.begin(), g.counts.end());
+  const auto opt = irr::partition::nicol_plus<std::uint64_t>(chain, static_cast<std::size_t>(world.size()));
+  const auto after = d.load_report();
+  double worst = 0;
+  for (double l : after.loads) worst = std::max(worst, l);
+  if (remapped) REQUIRE(worst == static_cast<double>(opt.bottleneck));
+  require_consistent(d);
+  REQUIRE(d.global_element_count() == n);
+}
+
+TEST_CASE("bad input is rejected on every rank and leaves the domain unchanged", "[domain][errors]") {
+  mpi::communicator world;
+  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, irr::curve::Morton<2>>;
+  Domain d(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(4));
+  std::vector<Particle> good{{{0.5, 0.5}, 1}, {{0.25, 0.75}, 2}};
+  d.insert(good);
+  d.build();
+  const auto before = gather_leaves(d);
+  // Only the last rank passes a bad element; every rank must throw, naming that rank.
+  const int bad_rank = world.size() - 1;
+  std::vector<Particle> batch{{{0.1, 0.1}, 3}};
+  if (world.rank() == bad_rank) batch.push_back({{1.5, 0.2}, 4});
+  try {
+    d.insert(batch);
+    FAIL("insert accepted an element outside the box");
+  } catch (const irr::collective_error& e) {
+    REQUIRE(e.failing_rank() == bad_rank);
+    const std::string what = e.what();
+    REQUIRE(what.find("element 1") != std::string::npos);
+    REQUIRE(what.find("rank " + std::to_string(bad_rank)) != std::string::npos);
+  }
+  REQUIRE(d.global_element_count() == 2 * static_cast<std::uint64_t>(world.size()));
+  // NaN positions are rejected the same way.
+  std::vector<Particle> nan_batch;
+  if (world.rank() == 0) nan_batch.push_back({{std::nan(""), 0.5}, 5});
+  REQUIRE_THROWS_AS(d.insert(nan_batch), irr::collective_error);
+  // A move that would leave the box changes nothing.
+  // (whichever rank holds element 2 rejects the move; the others must throw too)
+  REQUIRE_THROWS_AS(d.move_elements([&](Particle& p) { if (p.id == 2) p.position[1] = -3; }),
+                    irr::collective_error);
+  const auto after = gather_leaves(d);
+  REQUIRE(after.starts == before.starts);
+  REQUIRE(after.counts == before.counts);
+  REQUIRE(d.global_element_count() == 2 * static_cast<std::uint64_t>(world.size()));
+  REQUIRE_THROWS_AS(d.rebalance({.threshold = -1}), irr::invalid_argument);
+}
+
+TEST_CASE("empty domains and more ranks than leaves give valid empty segments", "[domain]") {
+  mpi::communicator world;
+  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, irr::curve::Morton<2>>;
+  {
+    Domain d(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(4));
+    d.build();  // zero elements
+    REQUIRE(d.global_leaf_count() == 1);
+    REQUIRE(d.global_element_count() == 0);
+    require_consistent(d);
+  }
+  {
+    Domain d(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(32));
+    std::vector<Particle> few;
+    if (world.rank() == world.size() - 1) few = {{{0.1, 0.2}, 1}, {{0.9, 0.8}, 2}, {{0.5, 0.5}, 3}};
+    d.insert(few);
+    d.build();
+    REQUIRE(d.global_leaf_count() == 1);  // 3 elements <= 32: the root stays a leaf
+    require_consistent(d);
+    int owner = d.owner_of(std::array<double, 2>{0.3, 0.3});
+    REQUIRE(owner >= 0);
+    REQUIRE(owner < world.size());
+    REQUIRE(d.global_element_count() == 3);
+  }
+}
+
+TEST_CASE("elements that need Boost.Serialization travel through build and move", "[domain][transport]") {
+  mpi::communicator world;
+  using Domain = irr::IrregularDomain<Tagged, irr::stencil::Moore<2>, irr::curve::Morton<2>>;
+  Domain d(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(5));
+  const auto pts = clustered<2>(400, 3);
+  std::vector<Tagged> local;
+  for (std::size_t i = 0; i < pts.size(); ++i)
+    if (mine(i, pts.size(), 1, world)) local.push_back({pts[i], i, "particle-" + std::to_string(i)});
+  d.insert(local);
+  d.build();
+  d.move_elements([](Tagged& t) { t.position[1] = 1.0 - t.position[1]; });
+  int bad = 0;
+  for (const auto& t : d.local_elements())
+    if (t.label != "particle-" + std::to_string(t.id)) ++bad;
+  int total_bad = 0;
+  mpi::all_reduce(world, bad, total_bad, std::plus<int>());
+  REQUIRE(total_bad == 0);
+  REQUIRE(d.global_element_count() == pts.size());
+}
+
+TEST_CASE("neighbours name every sequential neighbour, locally or through its owner", "[domain][neighbours]") {
+  mpi::communicator world;
+  using Curve = irr::curve::Hilbert<2>;
+  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, Curve>;
+  const std::size_t n = 800, k = 6;
+  const auto pts = clustered<2>(n, 11);
+  for (bool periodic : {false, true}) {
+    irr::DomainOptions<2, irr::load::Constant> opt;
+    opt.periodic = {periodic, periodic};
+    Domain d(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k), opt);
+    std::vector<Particle> local;
+    for (std::size_t i = 0; i < n; ++i)
+      if (mine(i, n, 1, world)) local.push_back({pts[i], i});
+    d.insert(local);
+    d.build();
+    const auto seq = sequential_tree(d, pts, k);
+    const auto seg = d.ownership().segment(world.rank());
+    const std::size_t first = seq.leaf_containing(seg.start);
+    int bad = 0;
+    for (std::size_t i = 0; i < d.local_leaf_count(); ++i) {
+      const auto nb = d.neighbours(i);
+      const auto expected = irr::neighbours<irr::stencil::Moore<2>>(seq, first + i, opt.periodic);
+      std::size_t local_found = 0;
+      for (std::size_t j : expected) {
+        const auto s = seq.start(j);
+        if (seg.contains(s)) {
+          local_found += std::count(nb.local.begin(), nb.local.end(), j - first);
+        } else {
+          const int owner = d.ownership().owner(s);
+          bool covered = false;
+          for (const auto& r : nb.remote)
+            covered = covered || (r.owner == owner && r.interval.overlaps({s, seq.end(j)}));
+          if (!covered) ++bad;
+        }
+      }
+      std::size_t expected_local = 0;
+      for (std::size_t j : expected) expected_local += seg.contains(seq.start(j)) ? 1 : 0;
+      if (local_found != expected_local || nb.local.size() != expected_local) ++bad;
+      for (const auto& r : nb.remote)
+        if (r.owner == world.rank() || d.ownership().owner(r.interval.start) != r.owner) ++bad;
+    }
+    int total_bad = 0;
+    mpi::all_reduce(world, bad, total_bad, std::plus<int>());
+    CAPTURE(periodic);
+    REQUIRE(total_bad == 0);
+  }
+}
+
+TEST_CASE("measured loads feed the next partition", "[domain][load]") {
+  mpi::communicator world;
+  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, irr::curve::Morton<2>, irr::load::Measured>;
+  const std::size_t n = 600;
+  const auto pts = clustered<2>(n, 21);
+  Domain d(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(8));
+  std::vector<Particle> local;
+  for (std::size_t i = 0; i < n; ++i)
+    if (mine(i, n, 1, world)) local.push_back({pts[i], i});
+  d.insert(local);
+  d.build();
+  // Work only on leaves in the lower half of the box: they become the heavy ones.
+  volatile double sink = 0;
+  for (auto leaf : d.local_leaves()) {
+    if (leaf.cell.anchor[1] * 2 >= (irr::coord_t{1} << leaf.cell.level)) continue;
+    auto timer = d.time_leaf(leaf.id);
+    for (int r = 0; r < 20000; ++r) sink = sink + std::sqrt(static_cast<double>(r));
+  }
+  const auto rep = d.load_report();
+  double local_sum = 0;
+  for (double l : d.local_loads()) local_sum += l;
+  REQUIRE(rep.loads[static_cast<std::size_t>(world.rank())] == Approx(local_sum));
+  d.rebalance({.threshold = 0.0});
+  require_consistent(d);
+  REQUIRE(d.global_element_count() == n);
+}
