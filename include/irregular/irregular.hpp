@@ -28,6 +28,17 @@
 #include <irregular/partition/recursive_bisection.hpp>
 
 // L1 rect
+#include <irregular/rect/generators.hpp>
+#include <irregular/rect/hierarchical.hpp>
+#include <irregular/rect/hybrid.hpp>
+#include <irregular/rect/jagged.hpp>
+#include <irregular/rect/jagged3d.hpp>
+#include <irregular/rect/load_matrix.hpp>
+#include <irregular/rect/matrix_io.hpp>
+#include <irregular/rect/metrics.hpp>
+#include <irregular/rect/partition.hpp>
+#include <irregular/rect/rectilinear.hpp>
+#include <irregular/rect/registry.hpp>
 
 // L2 tree
 #include <irregular/tree/balance.hpp>

@@ -290,7 +290,7 @@ namespace irregular::rect {
 template <class T, int D>
 Partition<D> hier_rb(const LoadGrid<T, D>& g, const Rect<D>& box, std::size_t P,
                      CutRule rule = CutRule::load) {
-  detail::check_parts(P, "hier_rb");
+  detail::check_part_count(P, "hier_rb");
   detail::check_box<D>(box, g.extents(), "hier_rb");
   return detail::hier_heuristic(g, box, P, rule, false);
 }
@@ -305,7 +305,7 @@ Partition<D> hier_rb(const LoadGrid<T, D>& g, std::size_t P, CutRule rule = CutR
 template <class T, int D>
 Partition<D> hier_relaxed(const LoadGrid<T, D>& g, const Rect<D>& box, std::size_t P,
                           CutRule rule = CutRule::load) {
-  detail::check_parts(P, "hier_relaxed");
+  detail::check_part_count(P, "hier_relaxed");
   detail::check_box<D>(box, g.extents(), "hier_relaxed");
   return detail::hier_heuristic(g, box, P, rule, true);
 }
@@ -319,7 +319,7 @@ Partition<D> hier_relaxed(const LoadGrid<T, D>& g, std::size_t P, CutRule rule =
 template <class T, int D>
 Partition<D> hier_opt(const LoadGrid<T, D>& g, const Rect<D>& box, std::size_t P) {
   using S = load_sum_t<T>;
-  detail::check_parts(P, "hier_opt");
+  detail::check_part_count(P, "hier_opt");
   detail::check_box<D>(box, g.extents(), "hier_opt");
   if (box.empty()) return detail::hier_heuristic(g, box, P, CutRule::load, false);
   const auto seed = hier_relaxed(g, box, P);

@@ -59,7 +59,7 @@ Partition<D> hybrid(const LoadGrid<T, D>& g, const Rect<D>& box, std::size_t P,
                     const Partitioner<T, D>& fast, const HybridOptions& opt = {},
                     HybridReport* report = nullptr) {
   using S = load_sum_t<T>;
-  detail::check_parts(P, "hybrid");
+  detail::check_part_count(P, "hybrid");
   detail::check_box<D>(box, g.extents(), "hybrid");
   if (!phase1 || !slow || (opt.fast_slow && !fast))
     throw invalid_argument("irregular::rect::hybrid: missing phase algorithm");

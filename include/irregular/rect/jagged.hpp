@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -314,6 +315,113 @@ Partition<2> jag_pq_opt_dp_oriented(const LoadGrid<T, 2>& g, const Rect<2>& box,
   return build_alloc(g, box, a, std::vector<std::size_t>(p1, p2), F[n]);
 }
 
+/// JAG-M-OPT as the paper's dynamic program (§3.2.2): F(j, p) = min over the last stripe
+/// [i, j) and its q processors of max(F(i, p - q), G(i, j, q)), G the optimal 1D cost of the
+/// stripe. Engineering: F and G evaluated lazily and memoised; for each q the best i is found by
+/// binary search (F non-decreasing, G non-increasing in i); lower bounds load / processors stop
+/// a state early; branch and bound with the heuristic's Lmax `ub`: values >= ub are not
+/// computed exactly. Meant for small instances; jag_m_opt_oriented is the fast exact method.
+template <class T>
+class JagMOptDP {
+ public:
+  using S = rect::load_sum_t<T>;
+  JagMOptDP(const LoadGrid<T, 2>& g, const Rect<2>& box, std::size_t P, int a, S ub)
+      : g_(g), box_(box), a_(a), n_(box.hi[a] - box.lo[a]), P_(P), ub_(ub),
+        mv_(main_view(g, a, box.lo[1 - a], box.hi[1 - a])),
+        F_((n_ + 1) * (P + 1)), known_((n_ + 1) * (P + 1), 0), arg_((n_ + 1) * (P + 1)) {}
+
+  /// The optimum, or ub when nothing beats ub.
+  S solve() { return F(n_, P_); }
+
+  /// The partition reaching solve() (call solve() first and only when it beat ub).
+  Partition<2> build() {
+    std::vector<std::size_t> sb, q;
+    for (std::size_t j = n_, p = P_; j > 0;) {
+      const auto [i, qq] = arg_[j * (P_ + 1) + p];
+      sb.push_back(box_.lo[a_] + j);
+      q.push_back(qq);
+      j = i;
+      p -= qq;
+    }
+    sb.push_back(box_.lo[a_]);
+    std::reverse(sb.begin(), sb.end());
+    std::reverse(q.begin(), q.end());
+    std::size_t used = 0;
+    for (auto v : q) used += v;
+    q.back() += P_ - used;  // spare processors: empty parts
+    return cut_stripes(g_, box_, a_, sb, q);
+  }
+
+ private:
+  S load(std::size_t i, std::size_t j) const { return mv_(box_.lo[a_] + j) - mv_(box_.lo[a_] + i); }
+
+  S G(std::size_t i, std::size_t j, std::size_t q) {
+    if (i == j) return S{};
+    if (!(ratio_up<S>(load(i, j), q) < ub_)) return ub_;  // cannot matter: bounded
+    const std::uint64_t key = (static_cast<std::uint64_t>(i) * (n_ + 1) + j) * (P_ + 1) + q;
+    if (auto it = G_.find(key); it != G_.end()) return it->second;
+    const S v = std::min(ub_, chain_optimum<S>(stripe_view(g_, a_, box_.lo[a_] + i, box_.lo[a_] + j),
+                                               box_.lo[1 - a_], box_.hi[1 - a_], q));
+    G_.emplace(key, v);
+    return v;
+  }
+
+  S F(std::size_t j, std::size_t p) {
+    if (j == 0) return S{};
+    if (p == 0) return ub_;  // infeasible; ub stands for "no better than ub"
+    const std::size_t id = j * (P_ + 1) + p;
+    if (known_[id]) return F_[id];
+    const S lb = ratio_up<S>(load(0, j), p);
+    S best = ub_;
+    std::pair<std::size_t, std::size_t> arg{0, p};
+    if (lb < ub_) {
+      for (std::size_t q = 1; q <= p && best > lb; ++q) {
+        // smallest i in [0, j - 1] with F(i, p - q) >= G(i, j, q)
+        std::size_t x = 0, y = j - 1;
+        auto pred = [&](std::size_t i) { return F(i, p - q) >= G(i, j, q); };
+        std::size_t istar;
+        if (pred(0)) {
+          istar = 0;
+        } else if (!pred(y)) {
+          istar = j;
+        } else {
+          while (y - x > 1) {
+            const std::size_t mid = x + (y - x) / 2;
+            if (pred(mid))
+              y = mid;
+            else
+              x = mid;
+          }
+          istar = y;
+        }
+        if (istar < j) {
+          const S v = std::max(F(istar, p - q), G(istar, j, q));
+          if (v < best) best = v, arg = {istar, q};
+        }
+        if (istar > 0) {
+          const S v = std::max(F(istar - 1, p - q), G(istar - 1, j, q));
+          if (v < best) best = v, arg = {istar - 1, q};
+        }
+      }
+    }
+    known_[id] = 1;
+    F_[id] = best;
+    arg_[id] = arg;
+    return best;
+  }
+
+  const LoadGrid<T, 2>& g_;
+  Rect<2> box_;
+  int a_;
+  std::size_t n_, P_;
+  S ub_;
+  SlabView<S> mv_;
+  std::vector<S> F_;
+  std::vector<char> known_;
+  std::vector<std::pair<std::size_t, std::size_t>> arg_;
+  std::unordered_map<std::uint64_t, S> G_;
+};
+
 /// JAG-M-OPT: optimal m-way jagged partition. Dynamic program over the main dimension in its
 /// decision form: need(j) = min_i need(i) + c(i, j, B) is the fewest processors for rows [lo, j)
 /// at bottleneck B (c: greedy count of the stripe), evaluated lazily with lower-bound pruning;
@@ -399,14 +507,14 @@ namespace irregular::rect {
 template <class T>
 Partition<2> jag_pq_heur(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t p1,
                          std::size_t p2, Orientation o = Orientation::best) {
-  detail::check_parts(p1 * p2, "jag_pq_heur");
+  detail::check_part_count(p1 * p2, "jag_pq_heur");
   detail::check_box<2>(box, g.extents(), "jag_pq_heur");
   return detail::oriented(g, o, [&](int a) { return detail::jag_pq_heur_oriented(g, box, p1, p2, a); });
 }
 /// JAG-PQ-HEUR with P = p1 * p2 from grid_shape(P).
 template <class T>
 Partition<2> jag_pq_heur(const LoadMatrix<T>& g, std::size_t P, Orientation o = Orientation::best) {
-  detail::check_parts(P, "jag_pq_heur");
+  detail::check_part_count(P, "jag_pq_heur");
   const auto [p1, p2] = grid_shape(P);
   return jag_pq_heur(g, g.box(), p1, p2, o);
 }
@@ -415,7 +523,7 @@ Partition<2> jag_pq_heur(const LoadMatrix<T>& g, std::size_t P, Orientation o = 
 template <class T>
 Partition<2> jag_pq_opt_nicol(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t p1,
                               std::size_t p2, Orientation o = Orientation::best) {
-  detail::check_parts(p1 * p2, "jag_pq_opt_nicol");
+  detail::check_part_count(p1 * p2, "jag_pq_opt_nicol");
   detail::check_box<2>(box, g.extents(), "jag_pq_opt_nicol");
   const std::vector<std::size_t> q(p1, p2);
   return detail::oriented(g, o, [&](int a) { return detail::jag_m_alloc_oriented(g, box, q, a); });
@@ -423,7 +531,7 @@ Partition<2> jag_pq_opt_nicol(const LoadMatrix<T>& g, const Rect<2>& box, std::s
 template <class T>
 Partition<2> jag_pq_opt_nicol(const LoadMatrix<T>& g, std::size_t P,
                               Orientation o = Orientation::best) {
-  detail::check_parts(P, "jag_pq_opt_nicol");
+  detail::check_part_count(P, "jag_pq_opt_nicol");
   const auto [p1, p2] = grid_shape(P);
   return jag_pq_opt_nicol(g, g.box(), p1, p2, o);
 }
@@ -432,13 +540,13 @@ Partition<2> jag_pq_opt_nicol(const LoadMatrix<T>& g, std::size_t P,
 template <class T>
 Partition<2> jag_pq_opt_dp(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t p1,
                            std::size_t p2, Orientation o = Orientation::best) {
-  detail::check_parts(p1 * p2, "jag_pq_opt_dp");
+  detail::check_part_count(p1 * p2, "jag_pq_opt_dp");
   detail::check_box<2>(box, g.extents(), "jag_pq_opt_dp");
   return detail::oriented(g, o, [&](int a) { return detail::jag_pq_opt_dp_oriented(g, box, p1, p2, a); });
 }
 template <class T>
 Partition<2> jag_pq_opt_dp(const LoadMatrix<T>& g, std::size_t P, Orientation o = Orientation::best) {
-  detail::check_parts(P, "jag_pq_opt_dp");
+  detail::check_part_count(P, "jag_pq_opt_dp");
   const auto [p1, p2] = grid_shape(P);
   return jag_pq_opt_dp(g, g.box(), p1, p2, o);
 }
@@ -448,7 +556,7 @@ Partition<2> jag_pq_opt_dp(const LoadMatrix<T>& g, std::size_t P, Orientation o 
 template <class T>
 Partition<2> jag_m_heur(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t P,
                         Orientation o = Orientation::best, std::size_t stripes = 0) {
-  detail::check_parts(P, "jag_m_heur");
+  detail::check_part_count(P, "jag_m_heur");
   detail::check_box<2>(box, g.extents(), "jag_m_heur");
   return detail::oriented(g, o, [&](int a) { return detail::jag_m_heur_oriented(g, box, P, a, stripes); });
 }
@@ -463,7 +571,7 @@ Partition<2> jag_m_heur(const LoadMatrix<T>& g, std::size_t P, Orientation o = O
 template <class T>
 Partition<2> jag_m_probe(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t P, int main_dim,
                          const std::vector<std::size_t>& stripe_bounds) {
-  detail::check_parts(P, "jag_m_probe");
+  detail::check_part_count(P, "jag_m_probe");
   detail::check_box<2>(box, g.extents(), "jag_m_probe");
   if (main_dim < 0 || main_dim > 1 || stripe_bounds.size() < 2 ||
       stripe_bounds.front() != box.lo[main_dim] || stripe_bounds.back() != box.hi[main_dim] ||
@@ -477,7 +585,7 @@ Partition<2> jag_m_probe(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t
 template <class T>
 Partition<2> jag_m_heur_probe(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t P,
                               Orientation o = Orientation::best, std::size_t stripes = 0) {
-  detail::check_parts(P, "jag_m_heur_probe");
+  detail::check_part_count(P, "jag_m_heur_probe");
   detail::check_box<2>(box, g.extents(), "jag_m_heur_probe");
   return detail::oriented(g, o, [&](int a) {
     const std::size_t m = std::min(P, stripes ? stripes : default_stripes(P));
@@ -494,8 +602,8 @@ Partition<2> jag_m_heur_probe(const LoadMatrix<T>& g, std::size_t P,
 template <class T>
 Partition<2> jag_m_alloc(const LoadMatrix<T>& g, const Rect<2>& box,
                          const std::vector<std::size_t>& q, Orientation o = Orientation::best) {
-  if (q.empty()) detail::check_parts(0, "jag_m_alloc");
-  for (auto v : q) detail::check_parts(v, "jag_m_alloc");
+  if (q.empty()) detail::check_part_count(0, "jag_m_alloc");
+  for (auto v : q) detail::check_part_count(v, "jag_m_alloc");
   detail::check_box<2>(box, g.extents(), "jag_m_alloc");
   return detail::oriented(g, o, [&](int a) { return detail::jag_m_alloc_oriented(g, box, q, a); });
 }
@@ -504,7 +612,7 @@ Partition<2> jag_m_alloc(const LoadMatrix<T>& g, const Rect<2>& box,
 template <class T>
 Partition<2> jag_m_opt(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t P,
                        Orientation o = Orientation::best) {
-  detail::check_parts(P, "jag_m_opt");
+  detail::check_part_count(P, "jag_m_opt");
   detail::check_box<2>(box, g.extents(), "jag_m_opt");
   return detail::oriented(g, o, [&](int a) {
     const std::size_t m = std::min(P, default_stripes(P));
@@ -516,6 +624,30 @@ Partition<2> jag_m_opt(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t P
 template <class T>
 Partition<2> jag_m_opt(const LoadMatrix<T>& g, std::size_t P, Orientation o = Orientation::best) {
   return jag_m_opt(g, g.box(), P, o);
+}
+
+/// JAG-M-OPT computed by the paper's dynamic program F(j, p) with its engineering (lazy
+/// evaluation, binary search over the bi-monotonic function, bounds, branch and bound seeded
+/// by JAG-M-HEUR-PROBE). Same optimum as jag_m_opt, far slower: for small instances and as a
+/// cross-check.
+template <class T>
+Partition<2> jag_m_opt_dp(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t P,
+                          Orientation o = Orientation::best) {
+  detail::check_part_count(P, "jag_m_opt_dp");
+  detail::check_box<2>(box, g.extents(), "jag_m_opt_dp");
+  return detail::oriented(g, o, [&](int a) {
+    const std::size_t m = std::min(P, default_stripes(P));
+    auto seed = detail::jag_m_probe_oriented(g, box, P, a, detail::main_stripes(g, box, a, m));
+    const auto ub = max_load(g, seed);
+    if (box.empty() || !(ub > load_sum_t<T>{})) return seed;
+    detail::JagMOptDP<T> dp(g, box, P, a, ub);
+    if (!(dp.solve() < ub)) return seed;  // the heuristic was already optimal
+    return dp.build();
+  });
+}
+template <class T>
+Partition<2> jag_m_opt_dp(const LoadMatrix<T>& g, std::size_t P, Orientation o = Orientation::best) {
+  return jag_m_opt_dp(g, g.box(), P, o);
 }
 
 }  // namespace irregular::rect

@@ -172,7 +172,7 @@ namespace irregular::rect {
 template <class T>
 Partition<3> jag_m_heur(const LoadVolume<T>& g, const Rect<3>& box, std::size_t P,
                         const std::array<int, 3>& order) {
-  detail::check_parts(P, "jag_m_heur");
+  detail::check_part_count(P, "jag_m_heur");
   detail::check_box<3>(box, g.extents(), "jag_m_heur");
   detail::check_order<3>(order, "jag_m_heur");
   return detail::jagged_nd(g, box, P, order, false);
@@ -180,7 +180,7 @@ Partition<3> jag_m_heur(const LoadVolume<T>& g, const Rect<3>& box, std::size_t 
 /// 3D JAG-M-HEUR-BEST: the best of the six dimension orders.
 template <class T>
 Partition<3> jag_m_heur(const LoadVolume<T>& g, const Rect<3>& box, std::size_t P) {
-  detail::check_parts(P, "jag_m_heur");
+  detail::check_part_count(P, "jag_m_heur");
   detail::check_box<3>(box, g.extents(), "jag_m_heur");
   return detail::jagged_nd_best(g, box, P, false);
 }
@@ -194,14 +194,14 @@ Partition<3> jag_m_heur(const LoadVolume<T>& g, std::size_t P) {
 template <class T>
 Partition<3> jag_m_heur_probe(const LoadVolume<T>& g, const Rect<3>& box, std::size_t P,
                               const std::array<int, 3>& order) {
-  detail::check_parts(P, "jag_m_heur_probe");
+  detail::check_part_count(P, "jag_m_heur_probe");
   detail::check_box<3>(box, g.extents(), "jag_m_heur_probe");
   detail::check_order<3>(order, "jag_m_heur_probe");
   return detail::jagged_nd(g, box, P, order, true);
 }
 template <class T>
 Partition<3> jag_m_heur_probe(const LoadVolume<T>& g, const Rect<3>& box, std::size_t P) {
-  detail::check_parts(P, "jag_m_heur_probe");
+  detail::check_part_count(P, "jag_m_heur_probe");
   detail::check_box<3>(box, g.extents(), "jag_m_heur_probe");
   return detail::jagged_nd_best(g, box, P, true);
 }

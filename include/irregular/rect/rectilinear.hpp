@@ -79,7 +79,7 @@ namespace irregular::rect {
 template <class T>
 Partition<2> rect_uniform(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t p1,
                           std::size_t p2) {
-  detail::check_parts(p1 * p2, "rect_uniform");
+  detail::check_part_count(p1 * p2, "rect_uniform");
   detail::check_box<2>(box, g.extents(), "rect_uniform");
   auto cuts = [](std::size_t lo, std::size_t hi, std::size_t p) {
     std::vector<std::size_t> c(p + 1);
@@ -90,7 +90,7 @@ Partition<2> rect_uniform(const LoadMatrix<T>& g, const Rect<2>& box, std::size_
 }
 template <class T>
 Partition<2> rect_uniform(const LoadMatrix<T>& g, std::size_t P) {
-  detail::check_parts(P, "rect_uniform");
+  detail::check_part_count(P, "rect_uniform");
   const auto [p1, p2] = grid_shape(P);
   return rect_uniform(g, g.box(), p1, p2);
 }
@@ -102,7 +102,7 @@ template <class T>
 Partition<2> rect_nicol(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t p1,
                         std::size_t p2, int max_iterations = 100) {
   using S = load_sum_t<T>;
-  detail::check_parts(p1 * p2, "rect_nicol");
+  detail::check_part_count(p1 * p2, "rect_nicol");
   detail::check_box<2>(box, g.extents(), "rect_nicol");
   std::vector<std::size_t> ends;
   detail::chain_optimum<S>(detail::main_view(g, 0, box.lo[1], box.hi[1]), box.lo[0], box.hi[0],
@@ -121,7 +121,7 @@ Partition<2> rect_nicol(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t 
 }
 template <class T>
 Partition<2> rect_nicol(const LoadMatrix<T>& g, std::size_t P) {
-  detail::check_parts(P, "rect_nicol");
+  detail::check_part_count(P, "rect_nicol");
   const auto [p1, p2] = grid_shape(P);
   return rect_nicol(g, g.box(), p1, p2);
 }

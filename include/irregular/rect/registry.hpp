@@ -39,7 +39,7 @@ std::vector<std::string> partitioner_names() {
     out.push_back("RECT-UNIFORM");
     out.push_back("RECT-NICOL");
     for (const char* b : {"JAG-PQ-HEUR", "JAG-PQ-OPT-NICOL", "JAG-PQ-OPT-DP", "JAG-M-HEUR",
-                          "JAG-M-HEUR-PROBE", "JAG-M-OPT"})
+                          "JAG-M-HEUR-PROBE", "JAG-M-OPT", "JAG-M-OPT-DP"})
       with(b, {"", "-HOR", "-VER", "-BEST"});
   } else {
     for (const char* b : {"JAG-M-HEUR", "JAG-M-HEUR-PROBE"}) with(b, {"", "-HOR", "-VER", "-BEST"});
@@ -150,6 +150,8 @@ Partitioner<T, D> make_partitioner(std::string name) {
       return [o](const G& g, const R& box, std::size_t P) { return jag_m_heur_probe(g, box, P, o); };
     if (base == "JAG-M-OPT")
       return [o](const G& g, const R& box, std::size_t P) { return jag_m_opt(g, box, P, o); };
+    if (base == "JAG-M-OPT-DP")
+      return [o](const G& g, const R& box, std::size_t P) { return jag_m_opt_dp(g, box, P, o); };
   } else {
     const std::array<int, 3> order = orient == 0 ? std::array<int, 3>{0, 1, 2} : std::array<int, 3>{1, 0, 2};
     const bool best = orient == 2;

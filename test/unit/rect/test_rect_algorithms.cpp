@@ -145,6 +145,8 @@ TEST_CASE("optimal jagged, rectilinear and hierarchical algorithms equal exhaust
     const Sum m_hor = brute_m(d, 0, P), m_ver = brute_m(dt, 0, P);
     REQUIRE(max_load(g, jag_m_opt(g, g.box(), P, Orientation::hor)) == m_hor);
     REQUIRE(max_load(g, jag_m_opt(g, g.box(), P, Orientation::ver)) == m_ver);
+    REQUIRE(max_load(g, jag_m_opt_dp(g, g.box(), P, Orientation::hor)) == m_hor);
+    REQUIRE(max_load(g, jag_m_opt_dp(g, g.box(), P, Orientation::ver)) == m_ver);
     const Sum m_opt = std::min(m_hor, m_ver);
     REQUIRE(max_load(g, jag_m_opt(g, P)) == m_opt);
     const Sum h_opt = hier(g.box(), P);
@@ -320,9 +322,25 @@ TEST_CASE("floating-point loads: optimal algorithms agree and bound the heuristi
     REQUIRE(max_load(g, jag_pq_heur(g, g.box(), p1, p2)) >= nicol * (1 - 1e-9));
     const double mopt = max_load(g, jag_m_opt(g, P));
     REQUIRE(mopt <= nicol * (1 + 1e-9));
+    REQUIRE(max_load(g, jag_m_opt_dp(g, P)) == Approx(mopt).epsilon(1e-9));
     REQUIRE(max_load(g, jag_m_heur_probe(g, P)) >= mopt * (1 - 1e-9));
     const double hopt = max_load(g, hier_opt(g, P));
     REQUIRE(hopt <= mopt * (1 + 1e-9));
     REQUIRE(max_load(g, hier_relaxed(g, P)) >= hopt * (1 - 1e-9));
+  }
+}
+
+TEST_CASE("JAG-M-OPT: the paper's DP and the decision-form DP agree on larger instances",
+          "[rect][algorithms][oracle]") {
+  std::mt19937_64 rng(123);
+  for (int t = 0; t < 6; ++t) {
+    auto g = t % 2 ? make_instance(Instance::multi_peak, 12 + rng() % 10, 12 + rng() % 10, rng())
+                   : make_instance(Instance::uniform, 12 + rng() % 10, 12 + rng() % 10, rng(), 2.0);
+    for (std::size_t P : {3u, 8u, 17u, 30u}) {
+      CAPTURE(t, P, g.extent(0), g.extent(1));
+      const auto a = jag_m_opt(g, P), b = jag_m_opt_dp(g, P);
+      REQUIRE_NOTHROW(validate(b));
+      REQUIRE(max_load(g, a) == max_load(g, b));
+    }
   }
 }

@@ -39,7 +39,7 @@ SlabView<rect::load_sum_t<T>> main_view(const rect::LoadGrid<T, 2>& g, int a, st
   return {g.prefix().data(), g.stride(1 - a), g.stride(a), lo, hi};
 }
 
-inline void check_parts(std::size_t p, const char* who) {
+inline void check_part_count(std::size_t p, const char* who) {
   if (p == 0) throw invalid_argument(std::string("irregular::rect::") + who + ": P = 0 parts");
 }
 
