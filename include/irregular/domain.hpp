@@ -30,6 +30,7 @@
 #include <boost/serialization/vector.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -66,6 +67,14 @@ struct LoadReport {
   double average = 0;
   double max_unbalance = 0;  ///< max_r |load_r - average| / average (0 for an empty domain)
   double imbalance = 0;      ///< Lmax / Lavg - 1, the metric of the partitioning papers
+};
+
+/// Seconds this rank spent in each phase of the last build() (or the remap of rebalance()).
+struct BuildProfile {
+  double sort = 0;       ///< distributed sort of the elements by curve index
+  double leaves = 0;     ///< leaf construction (straddling counts reduced once)
+  double partition = 0;  ///< blocking partition of the leaf chain
+  double migration = 0;  ///< moving leaves and elements to their owners
 };
 
 /// The neighbours of one local leaf: local leaf ids and the index ranges owned by other ranks.
@@ -136,6 +145,8 @@ class IrregularDomain {
   /// Collective over comm.
   void build() {
     migration_ = {};
+    profile_ = {};
+    auto t0 = clock::now();
     std::vector<Element> all = std::move(elements_);
     all.insert(all.end(), std::make_move_iterator(pending_.begin()), std::make_move_iterator(pending_.end()));
     pending_.clear();
@@ -146,8 +157,10 @@ class IrregularDomain {
                                     [this](const Element& e) { return key_of(e); }, tag_sort, &sort_stats);
     elements_ = std::move(all);
     keys_ = std::move(keys);
+    profile_.sort = lap(t0);
     leaves_ = construct_leaves<C>(comm_.get(), bounds, keys_, condition_);
     estimate_loads({});
+    profile_.leaves = lap(t0);
     // The sorted runs are a valid segment map already; remap from it to the balanced one.
     map_ = SegmentMap<C>(bounds);
     last_sort_bytes_ = sort_stats.bytes_sent;
@@ -216,6 +229,7 @@ class IrregularDomain {
     const auto report = load_report();
     if (report.max_unbalance <= opt.threshold) return false;
     migration_ = {};
+    profile_ = {};
     remap(opt.cut);
     return true;
   }
@@ -303,6 +317,9 @@ class IrregularDomain {
   /// What the last build / move_elements / rebalance moved, summed over all ranks (replicated).
   [[nodiscard]] const mpi::MigrationCounters& last_migration() const noexcept { return migration_global_; }
 
+  /// This rank's phase timings of the last build() or remapping rebalance().
+  [[nodiscard]] const BuildProfile& last_profile() const noexcept { return profile_; }
+
   /// Times the work on a local leaf (load::Measured): the seconds join the leaf's load.
   [[nodiscard]] ScopedTimer time_leaf(std::size_t i) {
     static_assert(detail::MeasuredMetric<Metric>, "irregular::IrregularDomain::time_leaf needs load::Measured");
@@ -343,6 +360,13 @@ class IrregularDomain {
   }
 
  private:
+  using clock = std::chrono::steady_clock;
+  static double lap(clock::time_point& t0) {
+    const auto t1 = clock::now();
+    const double s = std::chrono::duration<double>(t1 - t0).count();
+    t0 = t1;
+    return s;
+  }
   // Each phase has its own tag on the domain's own communicator.
   static constexpr int tag_sort = 11, tag_migrate = 12, tag_move = 13;
 
@@ -415,6 +439,7 @@ class IrregularDomain {
 
   /// Cuts the chain of leaf loads anew and migrates leaves and elements to the new segments.
   void remap(BlockingCut cut) {
+    auto t0 = clock::now();
     refresh_measured_loads();
     const auto chain = blocking_partition(comm_.get(), loads_, cut);
     // Separators are global leaf positions; the rank holding leaf s names its start.
@@ -432,7 +457,9 @@ class IrregularDomain {
     spl[0] = 0;
     for (const auto& v : all)
       for (const auto& [k, w] : v) spl[k] = w.template as<index_type>();
+    profile_.partition = lap(t0);
     apply_map(SegmentMap<C>(std::move(spl)));
+    profile_.migration = lap(t0);
   }
 
   void apply_map(SegmentMap<C> to) {
@@ -484,6 +511,7 @@ class IrregularDomain {
   std::vector<index_type> keys_;
   mpi::MigrationCounters migration_{}, migration_global_{};
   std::uint64_t last_sort_bytes_ = 0;
+  BuildProfile profile_{};
   bool timed_ = false;
 };
 

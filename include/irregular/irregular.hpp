@@ -57,5 +57,14 @@
 #include <irregular/mpi/transport.hpp>
 
 // L4 dist
+#include <irregular/dist/blocking_partitioner.hpp>
+#include <irregular/dist/distributed_sort.hpp>
+#include <irregular/dist/load_metric.hpp>
+#include <irregular/dist/local_leaves.hpp>
+#include <irregular/dist/migration.hpp>
+#include <irregular/dist/ownership_map.hpp>
+#include <irregular/dist/segment_map.hpp>
 
 // L5 domain, io
+#include <irregular/domain.hpp>
+#include <irregular/io/svg.hpp>
