@@ -1,0 +1,210 @@
+// NicolPlus's engine on prefix sums: exact bisection over probes (Pinar & Aykanat's EBS) where
+// every probe searches each separator only inside the window left by earlier probes (their
+// separator-index bounds), and the next bottleneck is interpolated from the last probes' ends.
+#pragma once
+
+#include <irregular/core/assert.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace irregular::detail {
+
+/// Optimal bottleneck of p parts over prefix sums P[0..n] (part cost P[j] - P[i]).
+/// Invariants: lb <= optimum (every b < lb is infeasible), ub >= optimum; ub is a realised
+/// bottleneck once a probe succeeded. Greedy separators grow with b, so an infeasible probe's
+/// separators bound those of every later (larger) probe from below and a feasible probe's
+/// bound them from above: windows shrink as [lb, ub] does, and the late probes cost O(1) per
+/// separator. Snapping keeps the search exact and finite for floating point: an infeasible
+/// probe at b stays infeasible for every value below its cheapest one-task extension, and a
+/// feasible probe at b also succeeds at the bottleneck it realised.
+template <class W>
+class PrefixBisection {
+ public:
+  PrefixBisection(const W* sums, std::size_t n, std::size_t p) : P_(sums), n_(n), p_(p) {}
+
+  /// Writes the p+1 separators of an optimal partition; returns its bottleneck. guess is a
+  /// first bottleneck to try (any value; it is clamped into [lb, ub)).
+  W solve(W lb, W ub, double guess, std::size_t* seps) {
+    seps[0] = 0;
+    seps[p_] = n_;
+    if (p_ == 1 || n_ == 0) {
+      for (std::size_t k = 1; k < p_; ++k) seps[k] = n_;
+      return P_[n_] - P_[0];
+    }
+    lo_.assign(p_ + 1, 0);
+    hi_.assign(p_ + 1, n_);
+    cur_.assign(p_ + 1, 0);
+    lo_[p_] = hi_[p_] = n_;
+    avg_task_ = static_cast<double>(P_[n_] - P_[0]) / static_cast<double>(n_);
+    probes_ = 0;
+    bool have_hi = false, have_lo = false;
+    double b_lo = 0, f_lo = 0, b_hi = 0, f_hi = 0;
+    int same_side = 0, last_side = 0;
+    while (lb < ub) {
+      double target;
+      if (probes_ == 0) {
+        target = guess;
+      } else if (have_lo && have_hi) {
+        target = b_lo + f_lo * (b_hi - b_lo) / (f_lo - f_hi);
+      } else if (have_lo) {
+        target = b_lo + f_lo / static_cast<double>(p_);
+      } else {
+        target = b_hi + f_hi / static_cast<double>(p_);
+      }
+      // Interpolation stalls when one end stays put (regula falsi): every third probe on the
+      // same side bisects instead.
+      const W mid = pick(lb, ub, target, same_side >= 2);
+      ++probes_;
+      W snapped;
+      const bool ok = probe(mid, snapped);
+      const double f = static_cast<double>(P_[n_] - P_[cur_[p_ - 1]]) - static_cast<double>(mid);
+      const int side = ok ? 1 : -1;
+      same_side = side == last_side ? same_side + 1 : 0;
+      last_side = side;
+      if (ok) {
+        ub = snapped;
+        std::swap(hi_, cur_);
+        have_hi = true;
+        b_hi = static_cast<double>(mid);
+        f_hi = f;
+      } else {
+        lb = snapped;
+        std::swap(lo_, cur_);
+        have_lo = true;
+        b_lo = static_cast<double>(mid);
+        f_lo = f;
+      }
+    }
+    if (!have_hi) {  // ub was optimal but no probe realised it: place the greedy separators
+      W realised;
+      [[maybe_unused]] const bool ok = probe(ub, realised);
+      IRREGULAR_ASSERT(ok);
+      std::swap(hi_, cur_);
+    }
+    for (std::size_t k = 1; k < p_; ++k) seps[k] = hi_[k];
+    return ub;
+  }
+
+  [[nodiscard]] std::size_t probes() const noexcept { return probes_; }
+
+ private:
+  // A value in [lb, ub) near target (or the midpoint when bisecting).
+  static W pick(W lb, W ub, double target, bool bisect) {
+    W mid;
+    if constexpr (std::is_floating_point_v<W>) {
+      mid = bisect ? lb + (ub - lb) / 2 : static_cast<W>(target);
+      if (!(mid >= lb)) mid = lb;  // also catches NaN
+      if (!(mid < ub)) mid = lb + (ub - lb) / 2;
+      if (!(mid < ub)) mid = lb;
+    } else {
+      if (bisect || !(target >= static_cast<double>(lb))) {
+        mid = bisect ? lb + (ub - lb) / 2 : lb;
+      } else if (!(target < static_cast<double>(ub))) {
+        mid = lb + (ub - lb) / 2;
+      } else {
+        mid = static_cast<W>(target);
+        mid = std::clamp(mid, lb, static_cast<W>(ub - 1));
+      }
+    }
+    return mid;
+  }
+
+  // Greedy probe at b placing all p-1 separators into cur_ (each inside [lo_, hi_]). Returns
+  // feasibility; out is the realised bottleneck when feasible, else the smallest value at which
+  // the greedy would change (the cheapest one-task extension of a part, or the last part).
+  bool probe(W b, W& out) {
+    std::size_t prev = 0;
+    W realised{0};
+    W next{0};
+    bool have_next = false;
+    for (std::size_t k = 1; k < p_; ++k) {
+      if (prev == n_) {
+        for (std::size_t q = k; q < p_; ++q) cur_[q] = n_;
+        break;
+      }
+      const std::size_t lo = std::max(prev, lo_[k]);
+      const std::size_t hi = hi_[k];
+      IRREGULAR_ASSERT(lo <= hi);
+      const W base = P_[prev];
+      std::size_t x = lo;
+      if (lo < hi) x = search(lo, hi, prev, base, b);
+      const W c = P_[x] - base;
+      IRREGULAR_ASSERT(c <= b);
+      if (realised < c) realised = c;
+      if (x < n_) {
+        const W e = P_[x + 1] - base;
+        if (!have_next || e < next) next = e;
+        have_next = true;
+      }
+      cur_[k] = x;
+      prev = x;
+    }
+    const W last = P_[n_] - P_[prev];
+    if (last <= b) {
+      out = realised < last ? last : realised;
+      return true;
+    }
+    out = (!have_next || last < next) ? last : next;
+    return false;
+  }
+
+  // Last x in [lo, hi] with P[x] - base <= b, given that lo qualifies.
+  std::size_t search(std::size_t lo, std::size_t hi, std::size_t prev, W base, W b) const {
+    auto fits = [&](std::size_t j) { return P_[j] - base <= b; };
+    std::size_t good = lo, bad = hi + 1;
+    if (hi - lo > 32) {
+      // Wide window: start at the interpolated end of the part and gallop outwards, so the
+      // search touches a few cache lines around the answer instead of the whole window.
+      const double len = avg_task_ > 0 ? static_cast<double>(b) / avg_task_ : 0.0;
+      std::size_t g = hi;
+      if (len < static_cast<double>(hi - prev)) g = prev + static_cast<std::size_t>(len);
+      g = std::clamp(g, lo, hi);
+      std::size_t step = 1;
+      if (fits(g)) {
+        good = g;
+        while (good < hi) {
+          const std::size_t t = hi - good > step ? good + step : hi;
+          if (fits(t)) {
+            good = t;
+            step <<= 1;
+          } else {
+            bad = t;
+            break;
+          }
+        }
+      } else {
+        bad = g;
+        while (true) {  // terminates: lo fits
+          const std::size_t t = bad - lo > step ? bad - step : lo;
+          if (fits(t)) {
+            good = t;
+            break;
+          }
+          bad = t;
+          step <<= 1;
+        }
+      }
+    }
+    while (bad - good > 1) {
+      const std::size_t mid = good + (bad - good) / 2;
+      if (fits(mid))
+        good = mid;
+      else
+        bad = mid;
+    }
+    return good;
+  }
+
+  const W* P_;
+  std::size_t n_, p_;
+  double avg_task_ = 0;
+  std::size_t probes_ = 0;
+  std::vector<std::size_t> lo_, hi_, cur_;
+};
+
+}  // namespace irregular::detail
