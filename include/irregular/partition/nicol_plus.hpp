@@ -20,17 +20,14 @@
 
 namespace irregular::partition {
 
-/// Optimal (minimum-bottleneck) partition of the chain into p parts, on existing prefix sums.
+namespace detail_probe {
+// First bottleneck for NicolPlus to try: a greedy part overshoots its budget by about the
+// residual of the task it stops before, E[w^2] / (2 E[w]) for random loads (sampled from up
+// to 1024 tasks). Only a hint: the search is exact whatever it is.
 template <class T>
-[[nodiscard]] ChainPartition<wide_t<T>> nicol_plus(const PrefixSums<T>& ps, std::size_t p) {
-  using W = wide_t<T>;
-  detail::check_parts(p, "irregular::partition::nicol_plus");
+double bottleneck_guess(const PrefixSums<T>& ps, std::size_t p) {
   const std::size_t n = ps.size();
   const auto P = ps.data();
-  const W lb = detail_probe::chain_lower_bound(ps, p);
-  const W ub = std::max(lb, detail_probe::chain_upper_bound(ps, p));
-  // First bottleneck to try: a greedy part overshoots its budget by about the residual of the
-  // task it stops before, E[w^2] / (2 E[w]) for random loads; sampled from up to 1024 tasks.
   double guess = static_cast<double>(ps.total()) / static_cast<double>(p);
   if (n > 0) {
     const std::size_t m = std::min<std::size_t>(n, 1024);
@@ -43,9 +40,23 @@ template <class T>
     }
     if (s1 > 0) guess += s2 / (2 * s1);
   }
+  return guess;
+}
+}  // namespace detail_probe
+
+/// Optimal (minimum-bottleneck) partition of the chain into p parts, on existing prefix sums.
+template <class T>
+[[nodiscard]] ChainPartition<wide_t<T>> nicol_plus(const PrefixSums<T>& ps, std::size_t p) {
+  using W = wide_t<T>;
+  detail::check_parts(p, "irregular::partition::nicol_plus");
+  const std::size_t n = ps.size();
+  const auto P = ps.data();
+  const W lb = detail_probe::chain_lower_bound(ps, p);
+  const W ub = std::max(lb, detail_probe::chain_upper_bound(ps, p));
+  const double guess = detail_probe::bottleneck_guess(ps, p);
   detail::PrefixBisection<W> search(P.data(), n, p);
   std::vector<std::size_t> s(p + 1);
-  search.solve(lb, ub, guess, s.data());
+  search.solve(lb, ub, ps.max_load(), guess, s.data());
   return make_chain_partition(std::move(s), ps);
 }
 

@@ -172,6 +172,38 @@ TEST_CASE("optimal partitioners agree on larger chains", "[partition]") {
   }
 }
 
+// NicolPlus interpolates its probes and searches windows left by earlier probes; these chains
+// are long enough for wide windows, many probes and the largest-task shortcut.
+TEST_CASE("nicol_plus equals the DP on medium chains of several distributions", "[partition]") {
+  const std::uint64_t seed = 4242;
+  std::mt19937_64 rng(seed);
+  for (int it = 0; it < 24; ++it) {
+    const std::size_t n = 2000 + rng() % 4000;
+    const std::size_t ps_[] = {2, 7, 64, 400, n / 3, n + 5};
+    const std::size_t p = ps_[it % 6];
+    const int dist = (it / 6) % 4;
+    std::vector<double> v(n);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    std::lognormal_distribution<double> ln(0.0, 2.0);
+    for (auto& x : v) x = dist == 1 ? ln(rng) : u(rng);
+    if (dist == 2) v[rng() % n] = 50.0 * static_cast<double>(n) / static_cast<double>(p);  // one dominant task
+    if (dist == 3)
+      for (auto& x : v) x = std::floor(x * 4);  // few distinct values, many ties
+    CAPTURE(seed, it, n, p, dist);
+    const ip::PrefixSums<double> ps{std::span<const double>(v)};
+    const auto dp = ip::optimal_dp(ps, p);
+    const auto r = ip::nicol_plus(ps, p);
+    CHECK(r.bottleneck == dp.bottleneck);
+    check_consistent(r, sums_of<double>(v), p);
+    std::vector<std::int64_t> vi(n);
+    for (std::size_t i = 0; i < n; ++i) vi[i] = static_cast<std::int64_t>(v[i] * 1000);
+    const ip::PrefixSums<std::int64_t> psi{std::span<const std::int64_t>(vi)};
+    const auto ri = ip::nicol_plus(psi, p);
+    CHECK(ri.bottleneck == ip::optimal_dp(psi, p).bottleneck);
+    check_consistent(ri, sums_of<std::int64_t>(vi), p);
+  }
+}
+
 TEST_CASE("nicol_generic is optimal for a non-additive monotone interval load", "[partition]") {
   const std::uint64_t seed = 11;
   std::mt19937_64 rng(seed);

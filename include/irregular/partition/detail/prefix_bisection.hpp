@@ -28,8 +28,10 @@ class PrefixBisection {
   PrefixBisection(const W* sums, std::size_t n, std::size_t p) : P_(sums), n_(n), p_(p) {}
 
   /// Writes the p+1 separators of an optimal partition; returns its bottleneck. guess is a
-  /// first bottleneck to try (any value; it is clamped into [lb, ub)).
-  W solve(W lb, W ub, double guess, std::size_t* seps) {
+  /// first bottleneck to try (any value; it is clamped into [lb, ub)); max_task is the largest
+  /// single-task cost, often the optimum itself.
+  W solve(W lb, W ub, W max_task, double guess, std::size_t* seps) {
+    max_task_ = max_task;
     seps[0] = 0;
     seps[p_] = n_;
     if (p_ == 1 || n_ == 0) {
@@ -56,9 +58,14 @@ class PrefixBisection {
       } else {
         target = b_hi + f_hi / static_cast<double>(p_);
       }
-      // Interpolation stalls when one end stays put (regula falsi): every third probe on the
-      // same side bisects instead.
-      const W mid = pick(lb, ub, target, same_side >= 2);
+      // Interpolation stalls when one end stays put (regula falsi). After two feasible probes
+      // in a row, test lb itself: it is often the optimum (a snapped change point, or the
+      // largest task, also tried as soon as lb reaches it); after three infeasible ones, bisect.
+      W mid;
+      if ((last_side > 0 && same_side >= 1) || (last_side < 0 && near_max_task(lb)))
+        mid = lb;
+      else
+        mid = pick(lb, ub, target, last_side < 0 && same_side >= 2);
       ++probes_;
       W snapped;
       const bool ok = probe(mid, snapped);
@@ -93,6 +100,12 @@ class PrefixBisection {
   [[nodiscard]] std::size_t probes() const noexcept { return probes_; }
 
  private:
+  // lb at the largest task, up to the rounding of a one-task prefix-sum difference.
+  bool near_max_task(W lb) const {
+    const double l = static_cast<double>(lb), m = static_cast<double>(max_task_);
+    return l >= m * (1 - 1e-9) && l <= m * (1 + 1e-9);
+  }
+
   // A value in [lb, ub) near target (or the midpoint when bisecting).
   static W pick(W lb, W ub, double target, bool bisect) {
     W mid;
@@ -119,6 +132,10 @@ class PrefixBisection {
   // the greedy would change (the cheapest one-task extension of a part, or the last part).
   bool probe(W b, W& out) {
     std::size_t prev = 0;
+    // Expected part length: the last part's in this probe (local density), first b / mean task.
+    std::size_t len = avg_task_ > 0 && static_cast<double>(b) / avg_task_ < static_cast<double>(n_)
+                          ? static_cast<std::size_t>(static_cast<double>(b) / avg_task_)
+                          : n_;
     W realised{0};
     W next{0};
     bool have_next = false;
@@ -127,12 +144,18 @@ class PrefixBisection {
         for (std::size_t q = k; q < p_; ++q) cur_[q] = n_;
         break;
       }
+#if defined(__GNUC__)
+      // A probe is a chain of dependent searches bound by memory latency; the windows of later
+      // separators are known, so start loading them early.
+      if (k + 16 < p_) __builtin_prefetch(P_ + lo_[k + 16]);
+#endif
       const std::size_t lo = std::max(prev, lo_[k]);
       const std::size_t hi = hi_[k];
       IRREGULAR_ASSERT(lo <= hi);
       const W base = P_[prev];
       std::size_t x = lo;
-      if (lo < hi) x = search(lo, hi, prev, base, b);
+      if (lo < hi) x = search(lo, hi, prev, base, b, len);
+      len = x - prev;
       const W c = P_[x] - base;
       IRREGULAR_ASSERT(c <= b);
       if (realised < c) realised = c;
@@ -154,16 +177,14 @@ class PrefixBisection {
   }
 
   // Last x in [lo, hi] with P[x] - base <= b, given that lo qualifies.
-  std::size_t search(std::size_t lo, std::size_t hi, std::size_t prev, W base, W b) const {
+  std::size_t search(std::size_t lo, std::size_t hi, std::size_t prev, W base, W b,
+                     std::size_t len) const {
     auto fits = [&](std::size_t j) { return P_[j] - base <= b; };
     std::size_t good = lo, bad = hi + 1;
     if (hi - lo > 32) {
-      // Wide window: start at the interpolated end of the part and gallop outwards, so the
+      // Wide window: start at the expected end of the part and gallop outwards, so the
       // search touches a few cache lines around the answer instead of the whole window.
-      const double len = avg_task_ > 0 ? static_cast<double>(b) / avg_task_ : 0.0;
-      std::size_t g = hi;
-      if (len < static_cast<double>(hi - prev)) g = prev + static_cast<std::size_t>(len);
-      g = std::clamp(g, lo, hi);
+      const std::size_t g = len < hi - prev ? std::clamp(prev + len, lo, hi) : hi;
       std::size_t step = 1;
       if (fits(g)) {
         good = g;
@@ -203,6 +224,7 @@ class PrefixBisection {
   const W* P_;
   std::size_t n_, p_;
   double avg_task_ = 0;
+  W max_task_{};
   std::size_t probes_ = 0;
   std::vector<std::size_t> lo_, hi_, cur_;
 };
