@@ -226,7 +226,7 @@ int main(int argc, char** argv) {
                                        "JAG-PQ-OPT-NICOL", "JAG-M-HEUR", "JAG-M-HEUR-PROBE",
                                        "JAG-M-OPT",        "HIER-RB",    "HIER-RELAXED"};
   const std::size_t mopt_max_p = quick ? 256 : 1024;  // JAG-M-OPT beyond: minutes per run
-  const int mopt_instances = quick ? 1 : 2;
+  const int mopt_instances = instances;
   for (auto kind : {rect::Instance::uniform, rect::Instance::diagonal, rect::Instance::peak,
                     rect::Instance::multi_peak}) {
     std::vector<Matrix> ms;
@@ -274,6 +274,40 @@ int main(int argc, char** argv) {
                       ms[0], p);
       }
     }
+  }
+
+  // ------------------------------------------------------------ variants (paper Fig. 6, §4.2)
+  {
+    const std::vector<std::string> vars{"HIER-RB-LOAD",      "HIER-RB-DIST",          "HIER-RB-HOR",
+                                        "HIER-RB-VER",       "HIER-RELAXED-LOAD",     "HIER-RELAXED-DIST",
+                                        "HIER-RELAXED-HOR",  "HIER-RELAXED-VER",      "JAG-M-HEUR-PROBE-HOR",
+                                        "JAG-M-HEUR-PROBE-VER", "JAG-M-HEUR-PROBE-BEST"};
+    std::vector<Matrix> ms;
+    for (int s = 0; s < instances; ++s)
+      ms.push_back(rect::make_instance(rect::Instance::multi_peak, n, n, 1000 + s));
+    std::vector<std::string> cols{"P"};
+    for (const auto& a : vars) cols.push_back(a);
+    table_header("Variants on multi-peak " + std::to_string(n) + "x" + std::to_string(n) +
+                     " (load imbalance, mean over instances)",
+                 cols);
+    std::map<std::string, std::map<std::size_t, double>> data;
+    for (std::size_t P : Ps) {
+      std::vector<std::string> row{std::to_string(P)};
+      for (const auto& a : vars) {
+        const auto f = rect::make_partitioner<std::uint32_t, 2>(a);
+        double sum = 0;
+        for (const auto& m : ms) sum += rect::imbalance(m, f(m, m.box(), P));
+        data[a][P] = sum / instances;
+        row.push_back(pct(sum / instances));
+      }
+      table_row(row);
+    }
+    if (!svg_dir.empty())
+      svg_plot(svg_dir + "/rect_imbalance_hier_variants.svg",
+               "HIER-RB and HIER-RELAXED variants, multi-peak " + std::to_string(n) + "x" + std::to_string(n), Ps,
+               {"HIER-RB-LOAD", "HIER-RB-DIST", "HIER-RB-HOR", "HIER-RELAXED-LOAD", "HIER-RELAXED-DIST",
+                "HIER-RELAXED-HOR"},
+               data);
   }
 
   // ------------------------------------------------------------ run times, 512 x 512 uniform

@@ -3,6 +3,7 @@
 // subproblems) in -LOAD/-DIST/-HOR/-VER, and HIER-OPT (exact, for small instances).
 #pragma once
 
+#include <irregular/core/error.hpp>
 #include <irregular/rect/detail/chain.hpp>
 #include <irregular/rect/detail/common.hpp>
 #include <irregular/rect/load_matrix.hpp>
@@ -14,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace irregular::rect {
@@ -183,12 +185,18 @@ template <class T, int D>
 class HierOpt {
  public:
   using S = rect::load_sum_t<T>;
+  /// Memo size limit (4 bytes each): 64 x 64 has 4.3 million sub-boxes, 128 x 128 68 million.
+  static constexpr std::size_t max_subboxes = std::size_t{1} << 27;
   HierOpt(const LoadGrid<T, D>& g, const Rect<D>& box, std::size_t P) : g_(g), box_(box), P_(P) {
     std::size_t count = 1;
     for (int d = 0; d < D; ++d) {
       const std::size_t n = box.extent(d);
       radix_[d] = count;
       count *= n * (n + 1) / 2;
+      if (count > max_subboxes)
+        throw invalid_argument("irregular::rect::hier_opt: the box has more than " +
+                               std::to_string(max_subboxes) +
+                               " sub-boxes; HIER-OPT is for small arrays (use hier_relaxed)");
     }
     memo_.assign(count, 0);
   }

@@ -303,6 +303,8 @@ TEST_CASE("bad input: P = 0, unknown names, bad parameters", "[rect][algorithms]
   REQUIRE_THROWS_AS(jag_m_alloc(g, g.box(), {2, 0}), irregular::invalid_argument);
   REQUIRE_THROWS_AS(jag_m_heur(v, v.box(), 3, {0, 0, 1}), irregular::invalid_argument);
   REQUIRE_THROWS_AS(hier_rb(g, Rect<2>{{0, 0}, {4, 3}}, 2), irregular::invalid_argument);
+  LoadMatrix<std::uint8_t> huge({1024, 1024}, std::vector<std::uint8_t>(1024 * 1024, 1));
+  REQUIRE_THROWS_AS(hier_opt(huge, 4), irregular::invalid_argument);
 }
 
 TEST_CASE("floating-point loads: optimal algorithms agree and bound the heuristics",
