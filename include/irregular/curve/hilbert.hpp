@@ -43,7 +43,9 @@ struct Hilbert {
   /// Preconditions (IRREGULAR_ASSERT): level in [0, max_level], anchors < 2^level.
   [[nodiscard]] static index_type index(const Cell<D>& c) {
     IRREGULAR_ASSERT((detail::cell_in_range<2, max_level, D>(c)));
-    if constexpr (table_path) {
+    if constexpr (table_path && index_bits<Index> <= 64) {
+      return static_cast<Index>(detail::hilbert_encode_fixed<D>(c.anchor, c.level));
+    } else if constexpr (table_path) {
       using One = detail::HilbertTable<D, 1>;
       using Many = detail::HilbertTable<D, chunk>;
       const Index m = detail::morton_encode_wide<D, Index>(c.anchor, c.level);

@@ -4,7 +4,10 @@
 
 #include <array>
 #include <cstdint>
+#include <irregular/core/cell.hpp>
 #include <irregular/curve/detail/hilbert_skilling.hpp>
+#include <irregular/curve/detail/morton_bits.hpp>
+#include <type_traits>
 
 namespace irregular::detail {
 
@@ -99,5 +102,65 @@ struct HilbertTable {
     return t;
   }();
 };
+
+/// The enc table of HilbertTable<D, Levels> split in two arrays read with the same index:
+/// row = next state << bits (the next row's offset), dig = the output digits. The dependent
+/// chain between lookups is then one add and one load.
+template <int D, int Levels>
+struct HilbertSplitTable {
+  using T = HilbertTable<D, Levels>;
+  static constexpr int bits = T::bits;
+  using Digits = std::conditional_t<(bits <= 8), std::uint8_t, std::uint16_t>;
+  static constexpr std::array<std::uint16_t, T::size> row = [] {
+    std::array<std::uint16_t, T::size> r{};
+    for (std::size_t i = 0; i < T::size; ++i)
+      r[i] = static_cast<std::uint16_t>(T::enc[i] & ~T::mask);
+    return r;
+  }();
+  static constexpr std::array<Digits, T::size> dig = [] {
+    std::array<Digits, T::size> r{};
+    for (std::size_t i = 0; i < T::size; ++i) r[i] = static_cast<Digits>(T::enc[i] & T::mask);
+    return r;
+  }();
+};
+
+/// 2D/3D Hilbert index of a cell whose index fits 64 bits, with a fixed, fully unrolled number
+/// of lookups: the coordinates are padded with zero levels at the bottom up to Levels * Chunks
+/// levels (bottom levels never change higher digits), and the padding digits are shifted out.
+/// 2D: 32 levels, 4 per lookup (split tables, 4 KiB); 3D: 21 levels, 3 per lookup.
+template <int D>
+inline std::uint64_t hilbert_encode_fixed(const std::array<coord_t, D>& anchor,
+                                          int level) noexcept {
+  constexpr int levels = D == 2 ? 32 : 21;
+  const int pad = levels - level;
+  std::array<coord_t, D> x{};
+  for (int d = 0; d < D; ++d)
+    x[static_cast<std::size_t>(d)] = anchor[static_cast<std::size_t>(d)] << pad;
+  const std::uint64_t m = morton_encode64<D>(x);
+  std::uint64_t h = 0;
+  if constexpr (D == 2) {
+    using S = HilbertSplitTable<2, 4>;
+    unsigned row = 0;
+#pragma GCC unroll 8
+    for (int k = 7; k >= 0; --k) {
+      const unsigned i = row + static_cast<unsigned>((m >> (8 * k)) & 255U);
+      h = (h << 8) | S::dig[i];
+      row = S::row[i];
+    }
+    // pad == 32 (level 0) would shift by the full width.
+    return level == 0 ? 0 : h >> (2 * pad);
+  } else {
+    // One 48 KiB table: the split pair would not stay in L1.
+    using T = HilbertTable<3, 3>;
+    unsigned row = 0;
+#pragma GCC unroll 7
+    for (int k = 6; k >= 0; --k) {
+      const unsigned e = T::enc[row | static_cast<unsigned>((m >> (9 * k)) & T::mask)];
+      h = (h << 9) | (e & T::mask);
+      row = e & ~T::mask;
+    }
+    return h >> (3 * pad);
+  }
+}
 
 }  // namespace irregular::detail
