@@ -58,14 +58,14 @@ class PrefixBisection {
       } else {
         target = b_hi + f_hi / static_cast<double>(p_);
       }
-      // Interpolation stalls when one end stays put (regula falsi). After two feasible probes
-      // in a row, test lb itself: it is often the optimum (a snapped change point, or the
-      // largest task, also tried as soon as lb reaches it); after three infeasible ones, bisect.
+      // Regula falsi stalls when one end stays put; the Illinois rule (below) halves the kept
+      // end's value, and nine probes on one side bisect. After two feasible probes in a row,
+      // and when lb reaches the largest task, test lb itself: it is often the optimum.
       W mid;
       if ((last_side > 0 && same_side >= 1) || (last_side < 0 && near_max_task(lb)))
         mid = lb;
       else
-        mid = pick(lb, ub, target, last_side < 0 && same_side >= 2);
+        mid = pick(lb, ub, target, same_side >= 8);
       ++probes_;
       W snapped;
       const bool ok = probe(mid, snapped);
@@ -73,6 +73,13 @@ class PrefixBisection {
       const int side = ok ? 1 : -1;
       same_side = side == last_side ? same_side + 1 : 0;
       last_side = side;
+      // Illinois rule: an end kept twice in a row has its value halved, so the secant moves.
+      if (same_side >= 1) {
+        if (ok)
+          f_lo *= 0.5;
+        else
+          f_hi *= 0.5;
+      }
       if (ok) {
         ub = snapped;
         std::swap(hi_, cur_);
