@@ -118,7 +118,10 @@ struct Peano {
   /// Preconditions (IRREGULAR_ASSERT): level in [0, max_level], anchors < 3^level.
   [[nodiscard]] static index_type index(const Cell<D>& c) {
     IRREGULAR_ASSERT((detail::cell_in_range<3, max_level, D>(c)));
-    if constexpr (table_path) {
+    if constexpr (D == 2 && index_bits<Index> <= 64) {
+      return static_cast<Index>(detail::peano2_encode(static_cast<std::uint32_t>(c.anchor[0]),
+                                                      static_cast<std::uint32_t>(c.anchor[1])));
+    } else if constexpr (table_path) {
       using T = detail::PeanoTable<D, chunk>;
       std::array<Coord, D> x{};
       for (int d = 0; d < D; ++d) x[d] = static_cast<Coord>(c.anchor[d]);

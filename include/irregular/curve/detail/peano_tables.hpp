@@ -125,4 +125,73 @@ struct PeanoTable {
   }();
 };
 
+/// Tables of the 2D Peano encoder for coordinates below 3^20 (peano2_encode). A coordinate is
+/// cut into pieces of 6 ternary digits by divisions by constants; both 3-level chunks of a
+/// piece come from one lookup each for x and y. The state entering a chunk (the reflection
+/// mask) needs no chain: it is the parity of the other axis' digit sum above the chunk, i.e.
+/// the parity of (that coordinate / 27^(chunk+1)), since 3 is odd.
+struct Peano2Encode {
+  // piece[r], r = (coordinate / 729^k) mod 1458 (the piece plus the parity of everything
+  // above it): the 32-bit word of the piece's two chunk keys, low chunk in bits 0-11, high
+  // chunk in bits 16-27; a key is dx | dy << 5 | state << 10 (state bit 0: y parity above,
+  // bit 1: x parity above). piece_x for the x coordinate, piece_y for y; OR them.
+  static constexpr std::array<std::uint32_t, 1458> piece_x = [] {
+    std::array<std::uint32_t, 1458> t{};
+    for (unsigned r = 0; r < 1458; ++r) {
+      const unsigned p = r % 729;
+      t[r] = (p % 27) | (((r / 27) & 1U) << 11) | ((p / 27) << 16) | (((r / 729) & 1U) << 27);
+    }
+    return t;
+  }();
+  static constexpr std::array<std::uint32_t, 1458> piece_y = [] {
+    std::array<std::uint32_t, 1458> t{};
+    for (unsigned r = 0; r < 1458; ++r) {
+      const unsigned p = r % 729;
+      t[r] =
+          ((p % 27) << 5) | (((r / 27) & 1U) << 10) | ((p / 27) << 21) | (((r / 729) & 1U) << 26);
+    }
+    return t;
+  }();
+  // rank[key]: the 3 rank digits (base 9) of a chunk; rank_hi = rank * 729 (the upper chunk
+  // of a piece, so a piece's ranks combine with one add).
+  static constexpr std::array<std::uint16_t, 4096> rank = [] {
+    std::array<std::uint16_t, 4096> t{};
+    for (unsigned k = 0; k < 4096; ++k) {
+      const unsigned dx = k & 31U, dy = (k >> 5) & 31U, st = k >> 10;
+      if (dx < 27 && dy < 27)
+        t[k] = static_cast<std::uint16_t>(PeanoTable<2, 3>::enc[st][dx + 27 * dy] & 1023U);
+    }
+    return t;
+  }();
+  static constexpr std::array<std::uint32_t, 4096> rank_hi = [] {
+    std::array<std::uint32_t, 4096> t{};
+    for (unsigned k = 0; k < 4096; ++k) t[k] = rank[k] * 729U;
+    return t;
+  }();
+};
+
+/// 2D Peano index of coordinates below 3^20 (any level up to 20: leading zero digits keep the
+/// root state and add rank 0).
+inline std::uint64_t peano2_encode(std::uint32_t x, std::uint32_t y) noexcept {
+  using T = Peano2Encode;
+  constexpr std::uint32_t p1 = 729, p2 = 729 * 729, p3 = 729 * 729 * 729;
+  const std::uint32_t x1 = x / p1, x2 = x / p2, x3 = x / p3;
+  const std::uint32_t y1 = y / p1, y2 = y / p2, y3 = y / p3;
+  // (x / 729^k) mod 1458
+  const std::uint32_t rx0 = x - 1458 * (x1 >> 1), rx1 = x1 - 1458 * (x2 >> 1),
+                      rx2 = x2 - 1458 * (x3 >> 1);
+  const std::uint32_t ry0 = y - 1458 * (y1 >> 1), ry1 = y1 - 1458 * (y2 >> 1),
+                      ry2 = y2 - 1458 * (y3 >> 1);
+  const std::uint32_t k0 = T::piece_x[rx0] | T::piece_y[ry0];
+  const std::uint32_t k1 = T::piece_x[rx1] | T::piece_y[ry1];
+  const std::uint32_t k2 = T::piece_x[rx2] | T::piece_y[ry2];
+  const std::uint32_t k3 = T::piece_x[x3] | T::piece_y[y3];  // x3, y3 < 9: one chunk
+  const std::uint64_t r0 = T::rank[k0 & 4095U] + T::rank_hi[k0 >> 16];
+  const std::uint64_t r1 = T::rank[k1 & 4095U] + T::rank_hi[k1 >> 16];
+  const std::uint64_t r2 = T::rank[k2 & 4095U] + T::rank_hi[k2 >> 16];
+  const std::uint64_t r3 = T::rank[k3 & 4095U];
+  constexpr std::uint64_t b = 531441;  // 9^6: rank digits of one piece
+  return ((r3 * b + r2) * b + r1) * b + r0;
+}
+
 }  // namespace irregular::detail
