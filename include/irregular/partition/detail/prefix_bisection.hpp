@@ -59,10 +59,10 @@ class PrefixBisection {
         target = b_hi + f_hi / static_cast<double>(p_);
       }
       // Regula falsi stalls when one end stays put; the Illinois rule (below) halves the kept
-      // end's value, and nine probes on one side bisect. After two feasible probes in a row,
-      // and when lb reaches the largest task, test lb itself: it is often the optimum.
+      // end's value, and nine probes on one side bisect. When lb reaches the largest task, test
+      // lb itself: the optimum often is that task.
       W mid;
-      if ((last_side > 0 && same_side >= 1) || (last_side < 0 && near_max_task(lb)))
+      if (last_side < 0 && near_max_task(lb))
         mid = lb;
       else
         mid = pick(lb, ub, target, same_side >= 8);
@@ -146,7 +146,16 @@ class PrefixBisection {
     W realised{0};
     W next{0};
     bool have_next = false;
-    for (std::size_t k = 1; k < p_; ++k) {
+    // Leading separators whose window closed are where every probe in (lb, ub) puts them. Parts
+    // between two of them cost <= the last infeasible probe's bottleneck < the optimum, and
+    // extend only beyond the last feasible one's, so they affect neither outcome: skip them.
+    std::size_t first = 1;
+    while (first < p_ && lo_[first] == hi_[first]) {
+      cur_[first] = lo_[first];
+      ++first;
+    }
+    if (first > 1) prev = lo_[first - 1];
+    for (std::size_t k = first; k < p_; ++k) {
       if (prev == n_) {
         for (std::size_t q = k; q < p_; ++q) cur_[q] = n_;
         break;
