@@ -166,8 +166,8 @@ void svg_plot(const std::string& path, const std::string& title, const std::vect
 void svg_partition(const std::string& path, const std::string& title, const Matrix& g,
                    const rect::Partition<2>& p) {
   std::ofstream f(path);
-  const std::size_t n0 = g.extent(0), n1 = g.extent(1), blocks = 128;
-  const double S = 600.0, sx = S / static_cast<double>(n1), sy = S / static_cast<double>(n0);
+  const std::size_t n0 = g.extent(0), n1 = g.extent(1), blocks = 64;
+  const double S = 512.0, sx = S / static_cast<double>(n1), sy = S / static_cast<double>(n0);
   f << "<svg xmlns='http://www.w3.org/2000/svg' width='" << S + 20 << "' height='" << S + 40
     << "' font-family='sans-serif' font-size='13'>\n<rect width='100%' height='100%' fill='white'/>\n";
   f << "<text x='10' y='18'>" << title << "</text>\n<g transform='translate(10,30)'>\n";
@@ -267,6 +267,7 @@ int main(int argc, char** argv) {
                    "x" + std::to_string(n),
                Ps, algos, data);
       for (const char* a : {"JAG-M-HEUR-PROBE", "HIER-RELAXED"}) {
+        if (kind != rect::Instance::multi_peak) break;  // two drawings are enough
         const auto p = rect::make_partitioner<std::uint32_t, 2>(a)(ms[0], ms[0].box(), 256);
         svg_partition(svg_dir + "/rect_partition_" + class_name(kind) + "_" + a + ".svg",
                       std::string(a) + ", P = 256, " + class_name(kind) + ", imbalance " +
