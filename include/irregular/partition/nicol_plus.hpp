@@ -1,6 +1,6 @@
-// NicolPlus: Nicol's optimal 1D chain partitioning (binary search for each first separator by
-// probes) with Pinar & Aykanat's bounds: LB = max(total/p, max task), UB from DirectCut, and
-// separator-index bounds restricting every probe's search. saule-bas-catalyurek §2.2.
+// NicolPlus: optimal 1D chain partitioning with Pinar & Aykanat's engineering (saule-bas-catalyurek
+// §2.2): on prefix sums, exact bisection with interpolated probes and separator-index windows;
+// for general interval-load oracles, Nicol's first-separator search with the same bounds.
 #pragma once
 
 #include <irregular/core/error.hpp>
@@ -45,6 +45,7 @@ double bottleneck_guess(const PrefixSums<T>& ps, std::size_t p) {
 }  // namespace detail_probe
 
 /// Optimal (minimum-bottleneck) partition of the chain into p parts, on existing prefix sums.
+/// Typically a handful of probes, each searching every separator in a narrowing window.
 template <class T>
 [[nodiscard]] ChainPartition<wide_t<T>> nicol_plus(const PrefixSums<T>& ps, std::size_t p) {
   using W = wide_t<T>;
