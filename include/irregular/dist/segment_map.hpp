@@ -95,13 +95,15 @@ class SegmentMap {
   }
 
   /// Ranks whose segments touch rank's segment across a face, edge or corner (sorted, without
-  /// rank itself): each private root's same-level Moore neighbourhood is looked up.
+  /// rank itself). Each private root's same-level Moore neighbours are looked up; a neighbour
+  /// cell split among several ranks is refined, keeping only the sub-cells that touch the root,
+  /// so the answer is exact, not a superset.
   [[nodiscard]] std::vector<int> neighbour_ranks(int rank) const {
     std::vector<int> out;
+    int combos = 1;
+    for (int d = 0; d < dim; ++d) combos *= 3;
     for (const auto& root : private_roots(rank)) {
       const coord_t n = ipow<coord_t>(static_cast<coord_t>(C::arity), root.level);
-      int combos = 1;
-      for (int d = 0; d < dim; ++d) combos *= 3;
       for (int m = 0; m < combos; ++m) {
         Cell<dim> nb = root;
         bool inside = true, self = true;
@@ -111,9 +113,7 @@ class SegmentMap {
           if ((off < 0 && nb.anchor[d] == 0) || (off > 0 && nb.anchor[d] + 1 >= n)) inside = false;
           nb.anchor[d] = static_cast<coord_t>(static_cast<std::int64_t>(nb.anchor[d]) + off);
         }
-        if (self || !inside) continue;
-        for (int k : owners(nb))
-          if (k != rank) out.push_back(k);
+        if (!self && inside) collect_touching(nb, root, rank, out);
       }
     }
     std::sort(out.begin(), out.end());
@@ -139,6 +139,36 @@ class SegmentMap {
   }
 
  private:
+  /// Do the closed boxes of two cells meet (share at least a corner)?
+  static bool touches(const Cell<dim>& a, const Cell<dim>& b) noexcept {
+    const int m = std::max(a.level, b.level);
+    const coord_t fa = ipow<coord_t>(static_cast<coord_t>(C::arity), m - a.level);
+    const coord_t fb = ipow<coord_t>(static_cast<coord_t>(C::arity), m - b.level);
+    for (int d = 0; d < dim; ++d) {
+      const coord_t a0 = a.anchor[d] * fa, b0 = b.anchor[d] * fb;
+      if (b0 > a0 + fa || a0 > b0 + fb) return false;
+    }
+    return true;
+  }
+
+  /// Adds the owners (other than rank) of the parts of `x` that touch `root`.
+  void collect_touching(const Cell<dim>& x, const Cell<dim>& root, int rank, std::vector<int>& out) const {
+    const auto ow = owners(x);
+    if (ow.size() <= 1 || x.level >= C::max_level) {
+      for (int k : ow)
+        if (k != rank) out.push_back(k);
+      return;
+    }
+    const int children = ipow<int>(C::arity, dim);
+    for (int pos = 0; pos < children; ++pos) {
+      Cell<dim> child;
+      child.level = x.level + 1;
+      for (int d = 0, t = pos; d < dim; ++d, t /= C::arity)
+        child.anchor[d] = x.anchor[d] * static_cast<coord_t>(C::arity) + static_cast<coord_t>(t % C::arity);
+      if (touches(child, root)) collect_touching(child, root, rank, out);
+    }
+  }
+
   std::vector<index_type> splitters_;
 };
 
