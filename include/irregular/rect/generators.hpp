@@ -2,14 +2,13 @@
 // diagonal, peak and multi-peak (load = random(0, cells) / (distance to a reference + 0.1)).
 #pragma once
 
-#include <irregular/core/error.hpp>
-#include <irregular/rect/load_matrix.hpp>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <irregular/core/error.hpp>
+#include <irregular/rect/load_matrix.hpp>
 #include <limits>
 #include <random>
 #include <string>
@@ -37,7 +36,8 @@ inline LoadMatrix<std::uint32_t> uniform_matrix(std::size_t n1, std::size_t n2, 
   std::mt19937_64 rng(seed);
   const auto hi = static_cast<std::uint64_t>(std::llround(base * delta));
   std::vector<std::uint32_t> v(n1 * n2);
-  for (auto& x : v) x = static_cast<std::uint32_t>(base + irregular::detail::below(rng, hi - base + 1));
+  for (auto& x : v)
+    x = static_cast<std::uint32_t>(base + irregular::detail::below(rng, hi - base + 1));
   return LoadMatrix<std::uint32_t>({n1, n2}, std::move(v));
 }
 
@@ -45,8 +45,9 @@ inline LoadMatrix<std::uint32_t> uniform_matrix(std::size_t n1, std::size_t n2, 
 inline LoadMatrix<std::uint32_t> peak_matrix(std::size_t n1, std::size_t n2, Instance kind,
                                              std::uint64_t seed, int peaks = 3) {
   if (kind == Instance::uniform || peaks < 1)
-    throw invalid_argument("irregular::rect::peak_matrix: kind must be diagonal, peak or "
-                           "multi_peak, with at least one peak");
+    throw invalid_argument(
+        "irregular::rect::peak_matrix: kind must be diagonal, peak or "
+        "multi_peak, with at least one peak");
   std::mt19937_64 rng(seed);
   std::vector<std::array<double, 2>> ref;
   const int count = kind == Instance::peak ? 1 : kind == Instance::multi_peak ? peaks : 0;

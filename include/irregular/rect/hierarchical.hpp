@@ -3,17 +3,16 @@
 // subproblems) in -LOAD/-DIST/-HOR/-VER, and HIER-OPT (exact, for small instances).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <irregular/core/error.hpp>
 #include <irregular/rect/detail/chain.hpp>
 #include <irregular/rect/detail/common.hpp>
 #include <irregular/rect/load_matrix.hpp>
 #include <irregular/rect/metrics.hpp>
 #include <irregular/rect/partition.hpp>
-
-#include <algorithm>
-#include <cmath>
-#include <cstddef>
-#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -29,28 +28,23 @@ enum class CutRule { load, dist, hor, ver };
 
 namespace irregular::detail {
 
-using rect::CutRule;
-using rect::LoadGrid;
-using rect::Partition;
-using rect::Rect;
-
 /// The dimensions a node at `depth` may cut (only extents >= 2 can be cut properly).
 template <int D>
-int candidate_dims(const Rect<D>& box, CutRule rule, int depth, int out[D]) {
+int candidate_dims(const rect::Rect<D>& box, rect::CutRule rule, int depth, int out[D]) {
   int n = 0;
-  if (rule == CutRule::load) {
+  if (rule == rect::CutRule::load) {
     for (int d = 0; d < D; ++d)
       if (box.extent(d) >= 2) out[n++] = d;
     return n;
   }
-  if (rule == CutRule::dist) {
+  if (rule == rect::CutRule::dist) {
     int best = -1;
     for (int d = 0; d < D; ++d)
       if (box.extent(d) >= 2 && (best < 0 || box.extent(d) > box.extent(best))) best = d;
     if (best >= 0) out[n++] = best;
     return n;
   }
-  const int start = (rule == CutRule::hor ? 0 : 1) + depth;
+  const int start = (rule == rect::CutRule::hor ? 0 : 1) + depth;
   for (int t = 0; t < D; ++t) {
     const int d = (start + t) % D;
     if (box.extent(d) >= 2) {
@@ -63,12 +57,13 @@ int candidate_dims(const Rect<D>& box, CutRule rule, int depth, int out[D]) {
 
 /// A node with no proper cut (every extent < 2) and p > 1 parts: p - 1 empty parts and the box.
 template <int D>
-void emit_with_empties(Partition<D>& out, std::uint32_t node, const Rect<D>& box, std::size_t p) {
+void emit_with_empties(rect::Partition<D>& out, std::uint32_t node, const rect::Rect<D>& box,
+                       std::size_t p) {
   std::vector<std::size_t> b(p + 1, box.lo[0]);
   b[p] = box.hi[0];
   const std::uint32_t first = out.tree.split(node, 0, b);
   for (std::size_t k = 0; k < p; ++k) {
-    Rect<D> r = box;
+    rect::Rect<D> r = box;
     if (k + 1 < p) r.hi[0] = r.lo[0];
     emit_leaf(out, first + static_cast<std::uint32_t>(k), r);
   }
@@ -77,10 +72,10 @@ void emit_with_empties(Partition<D>& out, std::uint32_t node, const Rect<D>& box
 template <class T, int D>
 struct HierBuilder {
   using S = rect::load_sum_t<T>;
-  const LoadGrid<T, D>& g;
-  CutRule rule;
+  const rect::LoadGrid<T, D>& g;
+  rect::CutRule rule;
   bool relaxed;
-  Partition<D>& out;
+  rect::Partition<D>& out;
 
   struct Choice {
     double value = std::numeric_limits<double>::infinity();
@@ -90,12 +85,14 @@ struct HierBuilder {
 
   // Scans dimension d of `box` through pre(c) (load below c, up to a constant).
   template <class Pre>
-  void scan(const Pre& pre, int d, const Rect<D>& box, std::size_t p, double L, Choice& ch) const {
+  void scan(const Pre& pre, int d, const rect::Rect<D>& box, std::size_t p, double L,
+            Choice& ch) const {
     const std::size_t lo = box.lo[d], hi = box.hi[d];
     const S base = pre(lo);
     const double pd = static_cast<double>(p);
     auto consider = [&](std::size_t c, std::size_t pl, double L1) {
-      const double v = std::max(L1 / static_cast<double>(pl), (L - L1) / static_cast<double>(p - pl));
+      const double v =
+          std::max(L1 / static_cast<double>(pl), (L - L1) / static_cast<double>(p - pl));
       if (v < ch.value) ch = Choice{v, d, c, pl};
     };
     if (relaxed) {
@@ -127,7 +124,7 @@ struct HierBuilder {
     }
   }
 
-  void run(std::uint32_t node, const Rect<D>& box, std::size_t p, int depth) {
+  void run(std::uint32_t node, const rect::Rect<D>& box, std::size_t p, int depth) {
     if (p == 1) {
       emit_leaf(out, node, box);
       return;
@@ -147,7 +144,7 @@ struct HierBuilder {
       } else {
         scan(
             [&](std::size_t c) {
-              Rect<D> r = box;
+              rect::Rect<D> r = box;
               r.lo[d] = 0;
               r.hi[d] = c;
               return g.load(r);
@@ -159,7 +156,7 @@ struct HierBuilder {
     const std::size_t bc = ch.cut;
     const std::size_t b[3] = {box.lo[bd], bc, box.hi[bd]};
     const std::uint32_t first = out.tree.split(node, bd, b);
-    Rect<D> left = box, right = box;
+    rect::Rect<D> left = box, right = box;
     left.hi[bd] = bc;
     right.lo[bd] = bc;
     run(first, left, ch.left, depth + 1);
@@ -168,9 +165,9 @@ struct HierBuilder {
 };
 
 template <class T, int D>
-Partition<D> hier_heuristic(const LoadGrid<T, D>& g, const Rect<D>& box, std::size_t P,
-                            CutRule rule, bool relaxed) {
-  Partition<D> out;
+rect::Partition<D> hier_heuristic(const rect::LoadGrid<T, D>& g, const rect::Rect<D>& box,
+                                  std::size_t P, rect::CutRule rule, bool relaxed) {
+  rect::Partition<D> out;
   out.box = box;
   out.parts.reserve(P);
   out.tree.reserve(2 * P, 3 * P);
@@ -187,7 +184,8 @@ class HierOpt {
   using S = rect::load_sum_t<T>;
   /// Memo size limit (4 bytes each): 64 x 64 has 4.3 million sub-boxes, 128 x 128 68 million.
   static constexpr std::size_t max_subboxes = std::size_t{1} << 27;
-  HierOpt(const LoadGrid<T, D>& g, const Rect<D>& box, std::size_t P) : g_(g), box_(box), P_(P) {
+  HierOpt(const rect::LoadGrid<T, D>& g, const rect::Rect<D>& box, std::size_t P)
+      : g_(g), box_(box), P_(P) {
     std::size_t count = 1;
     for (int d = 0; d < D; ++d) {
       const std::size_t n = box.extent(d);
@@ -208,8 +206,8 @@ class HierOpt {
   }
 
   /// Builds the partition at a feasible B (call feasible(B) first).
-  Partition<D> build() {
-    Partition<D> out;
+  rect::Partition<D> build() {
+    rect::Partition<D> out;
     out.box = box_;
     const std::size_t used = need(box_);
     emit(out, 0, box_, P_ - used + 1);
@@ -217,7 +215,7 @@ class HierOpt {
   }
 
  private:
-  std::size_t id(const Rect<D>& r) const {
+  std::size_t id(const rect::Rect<D>& r) const {
     std::size_t v = 0;
     for (int d = 0; d < D; ++d) {
       const std::size_t l = r.lo[d] - box_.lo[d], h = r.hi[d] - box_.lo[d];  // 0 <= l < h <= n
@@ -226,7 +224,7 @@ class HierOpt {
     return v;
   }
 
-  std::size_t need(const Rect<D>& r) {
+  std::size_t need(const rect::Rect<D>& r) {
     if (r.empty()) return 0;
     std::uint32_t& m = memo_[id(r)];
     if (m) return m;
@@ -238,11 +236,12 @@ class HierOpt {
       // at least ceil(l / B) parts: stop when reached
       const long double lbp = static_cast<long double>(l) / static_cast<long double>(B_);
       const std::size_t floor_parts =
-          B_ > S{} ? std::max<std::size_t>(2, static_cast<std::size_t>(std::ceil(lbp * (1 - 1e-12L))))
-                   : P_ + 1;
+          B_ > S{}
+              ? std::max<std::size_t>(2, static_cast<std::size_t>(std::ceil(lbp * (1 - 1e-12L))))
+              : P_ + 1;
       for (int d = 0; d < D && best > floor_parts; ++d)
         for (std::size_t c = r.lo[d] + 1; c < r.hi[d] && best > floor_parts; ++c) {
-          Rect<D> a = r, b = r;
+          rect::Rect<D> a = r, b = r;
           a.hi[d] = c;
           b.lo[d] = c;
           const std::size_t na = need(a);
@@ -257,7 +256,8 @@ class HierOpt {
   }
 
   // `extra` > 1: this subtree must also absorb extra - 1 empty parts (spare processors).
-  void emit(Partition<D>& out, std::uint32_t node, const Rect<D>& r, std::size_t extra) {
+  void emit(rect::Partition<D>& out, std::uint32_t node, const rect::Rect<D>& r,
+            std::size_t extra) {
     const std::size_t n = need(r);
     if (n == 1) {
       if (extra > 1)
@@ -268,7 +268,7 @@ class HierOpt {
     }
     for (int d = 0; d < D; ++d)
       for (std::size_t c = r.lo[d] + 1; c < r.hi[d]; ++c) {
-        Rect<D> a = r, b = r;
+        rect::Rect<D> a = r, b = r;
         a.hi[d] = c;
         b.lo[d] = c;
         if (need(a) + need(b) != n) continue;
@@ -281,8 +281,8 @@ class HierOpt {
     IRREGULAR_ASSERT(false);
   }
 
-  const LoadGrid<T, D>& g_;
-  Rect<D> box_;
+  const rect::LoadGrid<T, D>& g_;
+  rect::Rect<D> box_;
   std::size_t P_;
   S B_{};
   std::size_t radix_[D]{};
@@ -334,8 +334,9 @@ Partition<D> hier_opt(const LoadGrid<T, D>& g, const Rect<D>& box, std::size_t P
   const S ub = max_load(g, seed), total = g.load(box);
   detail::HierOpt<T, D> opt(g, box, P);
   S B = ub;
-  if (total > S{}) B = detail::parametric_min<S>(detail::ratio_up<S>(total, P), ub,
-                                                  [&](S x) { return opt.feasible(x); });
+  if (total > S{})
+    B = detail::parametric_min<S>(detail::ratio_up<S>(total, P), ub,
+                                  [&](S x) { return opt.feasible(x); });
   if (!opt.feasible(B)) {
     if (!opt.feasible(ub)) return seed;  // only floating-point rounding gets here
   }

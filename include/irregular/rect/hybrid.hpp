@@ -3,15 +3,14 @@
 // P' is the square with the best expected imbalance; a fast/slow phase 2 refines the worst part.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
+#include <functional>
 #include <irregular/core/error.hpp>
 #include <irregular/rect/detail/common.hpp>
 #include <irregular/rect/load_matrix.hpp>
 #include <irregular/rect/metrics.hpp>
 #include <irregular/rect/partition.hpp>
-
-#include <algorithm>
-#include <cstddef>
-#include <functional>
 #include <limits>
 #include <vector>
 
@@ -95,7 +94,8 @@ Partition<D> hybrid(const LoadGrid<T, D>& g, const Rect<D>& box, std::size_t P,
       lmax[i] = max_load(g, sub[i]);
     }
     while (n > 0) {
-      const std::size_t w = static_cast<std::size_t>(std::max_element(lmax.begin(), lmax.end()) - lmax.begin());
+      const std::size_t w =
+          static_cast<std::size_t>(std::max_element(lmax.begin(), lmax.end()) - lmax.begin());
       if (refined[w]) break;
       refined[w] = 1;
       ++slow_runs;

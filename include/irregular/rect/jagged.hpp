@@ -3,17 +3,16 @@
 // JAG-M-ALLOC, JAG-M-OPT), each with main dimension 0 (-HOR), 1 (-VER) or the better (-BEST).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <irregular/core/error.hpp>
 #include <irregular/rect/detail/chain.hpp>
 #include <irregular/rect/detail/common.hpp>
 #include <irregular/rect/load_matrix.hpp>
 #include <irregular/rect/metrics.hpp>
 #include <irregular/rect/partition.hpp>
-
-#include <algorithm>
-#include <cmath>
-#include <cstddef>
-#include <cstdint>
 #include <limits>
 #include <unordered_map>
 #include <utility>
@@ -47,10 +46,6 @@ inline std::size_t default_stripes(std::size_t P) {
 
 namespace irregular::detail {
 
-using rect::LoadGrid;
-using rect::Partition;
-using rect::Rect;
-
 /// Largest e in [s, hi] with pred(e), given pred(s) and pred monotone (true then false).
 template <class Pred>
 std::size_t furthest_true(std::size_t s, std::size_t hi, const Pred& pred) {
@@ -81,17 +76,18 @@ std::size_t furthest_true(std::size_t s, std::size_t hi, const Pred& pred) {
 
 /// Picks the better of the two orientations.
 template <class T, class F>
-Partition<2> oriented(const LoadGrid<T, 2>& g, rect::Orientation o, const F& run) {
+rect::Partition<2> oriented(const rect::LoadGrid<T, 2>& g, rect::Orientation o, const F& run) {
   if (o == rect::Orientation::hor) return run(0);
   if (o == rect::Orientation::ver) return run(1);
-  Partition<2> h = run(0), v = run(1);
+  rect::Partition<2> h = run(0), v = run(1);
   return rect::max_load(g, v) < rect::max_load(g, h) ? std::move(v) : std::move(h);
 }
 
 /// Optimal cut of each stripe [sb[k], sb[k+1]) into q[k] parts along the auxiliary dimension.
 template <class T>
-Partition<2> cut_stripes(const LoadGrid<T, 2>& g, const Rect<2>& box, int a,
-                         const std::vector<std::size_t>& sb, const std::vector<std::size_t>& q) {
+rect::Partition<2> cut_stripes(const rect::LoadGrid<T, 2>& g, const rect::Rect<2>& box, int a,
+                               const std::vector<std::size_t>& sb,
+                               const std::vector<std::size_t>& q) {
   using S = rect::load_sum_t<T>;
   const int b = 1 - a;
   std::vector<std::vector<std::size_t>> cuts(q.size());
@@ -106,8 +102,8 @@ Partition<2> cut_stripes(const LoadGrid<T, 2>& g, const Rect<2>& box, int a,
 
 /// Optimal 1D stripes of the main dimension: m boundaries pairs, empty stripes dropped.
 template <class T>
-std::vector<std::size_t> main_stripes(const LoadGrid<T, 2>& g, const Rect<2>& box, int a,
-                                      std::size_t m) {
+std::vector<std::size_t> main_stripes(const rect::LoadGrid<T, 2>& g, const rect::Rect<2>& box,
+                                      int a, std::size_t m) {
   using S = rect::load_sum_t<T>;
   const int b = 1 - a;
   std::vector<std::size_t> ends;
@@ -120,8 +116,8 @@ std::vector<std::size_t> main_stripes(const LoadGrid<T, 2>& g, const Rect<2>& bo
 }
 
 template <class T>
-Partition<2> jag_pq_heur_oriented(const LoadGrid<T, 2>& g, const Rect<2>& box, std::size_t p1,
-                                  std::size_t p2, int a) {
+rect::Partition<2> jag_pq_heur_oriented(const rect::LoadGrid<T, 2>& g, const rect::Rect<2>& box,
+                                        std::size_t p1, std::size_t p2, int a) {
   using S = rect::load_sum_t<T>;
   const int b = 1 - a;
   std::vector<std::size_t> ends;
@@ -130,8 +126,8 @@ Partition<2> jag_pq_heur_oriented(const LoadGrid<T, 2>& g, const Rect<2>& box, s
 }
 
 template <class T>
-Partition<2> jag_m_heur_oriented(const LoadGrid<T, 2>& g, const Rect<2>& box, std::size_t P,
-                                 int a, std::size_t m) {
+rect::Partition<2> jag_m_heur_oriented(const rect::LoadGrid<T, 2>& g, const rect::Rect<2>& box,
+                                       std::size_t P, int a, std::size_t m) {
   using S = rect::load_sum_t<T>;
   if (m == 0) m = rect::default_stripes(P);
   m = std::min(m, P);
@@ -145,8 +141,8 @@ Partition<2> jag_m_heur_oriented(const LoadGrid<T, 2>& g, const Rect<2>& box, st
 /// JAG-M-PROBE: optimal m-way jagged partition for given stripes (P >= number of stripes):
 /// the smallest B whose greedy processor counts over all stripes sum to at most P.
 template <class T>
-Partition<2> jag_m_probe_oriented(const LoadGrid<T, 2>& g, const Rect<2>& box, std::size_t P,
-                                  int a, const std::vector<std::size_t>& sb) {
+rect::Partition<2> jag_m_probe_oriented(const rect::LoadGrid<T, 2>& g, const rect::Rect<2>& box,
+                                        std::size_t P, int a, const std::vector<std::size_t>& sb) {
   using S = rect::load_sum_t<T>;
   const int b = 1 - a;
   const std::size_t m = sb.size() - 1;
@@ -196,7 +192,7 @@ Partition<2> jag_m_probe_oriented(const LoadGrid<T, 2>& g, const Rect<2>& box, s
 template <class T>
 struct StripeOracle {
   using S = rect::load_sum_t<T>;
-  const LoadGrid<T, 2>& g;
+  const rect::LoadGrid<T, 2>& g;
   int a;
   std::size_t lo, hi;  // auxiliary extent
   S value(std::size_t i, std::size_t j, std::size_t q) const {
@@ -215,7 +211,8 @@ std::vector<std::size_t> greedy_stripes(const StripeOracle<T>& o, const std::vec
                                         rect::load_sum_t<T> B) {
   std::vector<std::size_t> ends;
   for (std::size_t k = k0; k < q.size() && s < hi_a; ++k) {
-    const std::size_t e = furthest_true(s, hi_a, [&](std::size_t j) { return o.fits(s, j, q[k], B); });
+    const std::size_t e =
+        furthest_true(s, hi_a, [&](std::size_t j) { return o.fits(s, j, q[k], B); });
     ends.push_back(e);
     s = e;
   }
@@ -224,8 +221,8 @@ std::vector<std::size_t> greedy_stripes(const StripeOracle<T>& o, const std::vec
 
 /// Builds the m-way jagged partition with q[k] processors in stripe k at an achievable B.
 template <class T>
-Partition<2> build_alloc(const LoadGrid<T, 2>& g, const Rect<2>& box, int a,
-                         const std::vector<std::size_t>& q, rect::load_sum_t<T> B) {
+rect::Partition<2> build_alloc(const rect::LoadGrid<T, 2>& g, const rect::Rect<2>& box, int a,
+                               const std::vector<std::size_t>& q, rect::load_sum_t<T> B) {
   using S = rect::load_sum_t<T>;
   const StripeOracle<T> o{g, a, box.lo[1 - a], box.hi[1 - a]};
   std::vector<std::size_t> ends;
@@ -252,8 +249,8 @@ Partition<2> build_alloc(const LoadGrid<T, 2>& g, const Rect<2>& box, int a,
 /// JAG-M-ALLOC: optimal stripes for given processor counts q[k], by Nicol's scheme over the
 /// main dimension with the optimal stripe cost as interval load.
 template <class T>
-Partition<2> jag_m_alloc_oriented(const LoadGrid<T, 2>& g, const Rect<2>& box,
-                                  const std::vector<std::size_t>& q, int a) {
+rect::Partition<2> jag_m_alloc_oriented(const rect::LoadGrid<T, 2>& g, const rect::Rect<2>& box,
+                                        const std::vector<std::size_t>& q, int a) {
   using S = rect::load_sum_t<T>;
   const StripeOracle<T> o{g, a, box.lo[1 - a], box.hi[1 - a]};
   const std::size_t lo = box.lo[a], hi = box.hi[a], m = q.size();
@@ -274,8 +271,8 @@ Partition<2> jag_m_alloc_oriented(const LoadGrid<T, 2>& g, const Rect<2>& box,
 /// f(i, j)), the minimum found by binary search since F is non-decreasing and f non-increasing
 /// in i; f is evaluated lazily and memoised.
 template <class T>
-Partition<2> jag_pq_opt_dp_oriented(const LoadGrid<T, 2>& g, const Rect<2>& box, std::size_t p1,
-                                    std::size_t p2, int a) {
+rect::Partition<2> jag_pq_opt_dp_oriented(const rect::LoadGrid<T, 2>& g, const rect::Rect<2>& box,
+                                          std::size_t p1, std::size_t p2, int a) {
   using S = rect::load_sum_t<T>;
   const StripeOracle<T> o{g, a, box.lo[1 - a], box.hi[1 - a]};
   const std::size_t lo = box.lo[a], n = box.hi[a] - lo;
@@ -325,16 +322,23 @@ template <class T>
 class JagMOptDP {
  public:
   using S = rect::load_sum_t<T>;
-  JagMOptDP(const LoadGrid<T, 2>& g, const Rect<2>& box, std::size_t P, int a, S ub)
-      : g_(g), box_(box), a_(a), n_(box.hi[a] - box.lo[a]), P_(P), ub_(ub),
+  JagMOptDP(const rect::LoadGrid<T, 2>& g, const rect::Rect<2>& box, std::size_t P, int a, S ub)
+      : g_(g),
+        box_(box),
+        a_(a),
+        n_(box.hi[a] - box.lo[a]),
+        P_(P),
+        ub_(ub),
         mv_(main_view(g, a, box.lo[1 - a], box.hi[1 - a])),
-        F_((n_ + 1) * (P + 1)), known_((n_ + 1) * (P + 1), 0), arg_((n_ + 1) * (P + 1)) {}
+        F_((n_ + 1) * (P + 1)),
+        known_((n_ + 1) * (P + 1), 0),
+        arg_((n_ + 1) * (P + 1)) {}
 
   /// The optimum, or ub when nothing beats ub.
   S solve() { return F(n_, P_); }
 
   /// The partition reaching solve() (call solve() first and only when it beat ub).
-  Partition<2> build() {
+  rect::Partition<2> build() {
     std::vector<std::size_t> sb, q;
     for (std::size_t j = n_, p = P_; j > 0;) {
       const auto [i, qq] = arg_[j * (P_ + 1) + p];
@@ -360,8 +364,9 @@ class JagMOptDP {
     if (!(ratio_up<S>(load(i, j), q) < ub_)) return ub_;  // cannot matter: bounded
     const std::uint64_t key = (static_cast<std::uint64_t>(i) * (n_ + 1) + j) * (P_ + 1) + q;
     if (auto it = G_.find(key); it != G_.end()) return it->second;
-    const S v = std::min(ub_, chain_optimum<S>(stripe_view(g_, a_, box_.lo[a_] + i, box_.lo[a_] + j),
-                                               box_.lo[1 - a_], box_.hi[1 - a_], q));
+    const S v =
+        std::min(ub_, chain_optimum<S>(stripe_view(g_, a_, box_.lo[a_] + i, box_.lo[a_] + j),
+                                       box_.lo[1 - a_], box_.hi[1 - a_], q));
     G_.emplace(key, v);
     return v;
   }
@@ -410,8 +415,8 @@ class JagMOptDP {
     return best;
   }
 
-  const LoadGrid<T, 2>& g_;
-  Rect<2> box_;
+  const rect::LoadGrid<T, 2>& g_;
+  rect::Rect<2> box_;
   int a_;
   std::size_t n_, P_;
   S ub_;
@@ -428,8 +433,8 @@ class JagMOptDP {
 /// the smallest feasible B is found by parametric search between Lavg and the Lmax of the
 /// JAG-M-HEUR-PROBE solution (branch and bound seed).
 template <class T>
-Partition<2> jag_m_opt_oriented(const LoadGrid<T, 2>& g, const Rect<2>& box, std::size_t P,
-                                int a, rect::load_sum_t<T> ub) {
+rect::Partition<2> jag_m_opt_oriented(const rect::LoadGrid<T, 2>& g, const rect::Rect<2>& box,
+                                      std::size_t P, int a, rect::load_sum_t<T> ub) {
   using S = rect::load_sum_t<T>;
   const int b = 1 - a;
   const std::size_t lo = box.lo[a], n = box.hi[a] - lo, blo = box.lo[b], bhi = box.hi[b];
@@ -447,13 +452,14 @@ Partition<2> jag_m_opt_oriented(const LoadGrid<T, 2>& g, const Rect<2>& box, std
         const S l = mv(lo + j) - mv(lo + i);
         if (B > S{}) {
           const long double lbp = static_cast<long double>(l) / static_cast<long double>(B);
-          if (static_cast<long double>(need[i]) + lbp > static_cast<long double>(best - 1) + 1e-9L &&
+          if (static_cast<long double>(need[i]) + lbp >
+                  static_cast<long double>(best - 1) + 1e-9L &&
               best != inf)
             continue;
         }
         const std::size_t cap = std::min(P, best == inf ? P : best - 1 - need[i]);
-        const std::size_t c =
-            std::max<std::size_t>(1, greedy_parts<S>(stripe_view(g, a, lo + i, lo + j), blo, bhi, B, cap));
+        const std::size_t c = std::max<std::size_t>(
+            1, greedy_parts<S>(stripe_view(g, a, lo + i, lo + j), blo, bhi, B, cap));
         if (c > cap) {
           // a stripe whose single column exceeds B stays infeasible for every smaller i
           if (c == std::numeric_limits<std::size_t>::max()) break;
@@ -505,11 +511,12 @@ namespace irregular::rect {
 /// JAG-PQ-HEUR with p1 stripes of p2 parts: optimal 1D cut of the main projection, then of each
 /// stripe's projection.
 template <class T>
-Partition<2> jag_pq_heur(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t p1,
-                         std::size_t p2, Orientation o = Orientation::best) {
+Partition<2> jag_pq_heur(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t p1, std::size_t p2,
+                         Orientation o = Orientation::best) {
   detail::check_part_count(p1 * p2, "jag_pq_heur");
   detail::check_box<2>(box, g.extents(), "jag_pq_heur");
-  return detail::oriented(g, o, [&](int a) { return detail::jag_pq_heur_oriented(g, box, p1, p2, a); });
+  return detail::oriented(g, o,
+                          [&](int a) { return detail::jag_pq_heur_oriented(g, box, p1, p2, a); });
 }
 /// JAG-PQ-HEUR with P = p1 * p2 from grid_shape(P).
 template <class T>
@@ -542,10 +549,12 @@ Partition<2> jag_pq_opt_dp(const LoadMatrix<T>& g, const Rect<2>& box, std::size
                            std::size_t p2, Orientation o = Orientation::best) {
   detail::check_part_count(p1 * p2, "jag_pq_opt_dp");
   detail::check_box<2>(box, g.extents(), "jag_pq_opt_dp");
-  return detail::oriented(g, o, [&](int a) { return detail::jag_pq_opt_dp_oriented(g, box, p1, p2, a); });
+  return detail::oriented(g, o,
+                          [&](int a) { return detail::jag_pq_opt_dp_oriented(g, box, p1, p2, a); });
 }
 template <class T>
-Partition<2> jag_pq_opt_dp(const LoadMatrix<T>& g, std::size_t P, Orientation o = Orientation::best) {
+Partition<2> jag_pq_opt_dp(const LoadMatrix<T>& g, std::size_t P,
+                           Orientation o = Orientation::best) {
   detail::check_part_count(P, "jag_pq_opt_dp");
   const auto [p1, p2] = grid_shape(P);
   return jag_pq_opt_dp(g, g.box(), p1, p2, o);
@@ -558,7 +567,8 @@ Partition<2> jag_m_heur(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t 
                         Orientation o = Orientation::best, std::size_t stripes = 0) {
   detail::check_part_count(P, "jag_m_heur");
   detail::check_box<2>(box, g.extents(), "jag_m_heur");
-  return detail::oriented(g, o, [&](int a) { return detail::jag_m_heur_oriented(g, box, P, a, stripes); });
+  return detail::oriented(
+      g, o, [&](int a) { return detail::jag_m_heur_oriented(g, box, P, a, stripes); });
 }
 template <class T>
 Partition<2> jag_m_heur(const LoadMatrix<T>& g, std::size_t P, Orientation o = Orientation::best,
@@ -576,8 +586,9 @@ Partition<2> jag_m_probe(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t
   if (main_dim < 0 || main_dim > 1 || stripe_bounds.size() < 2 ||
       stripe_bounds.front() != box.lo[main_dim] || stripe_bounds.back() != box.hi[main_dim] ||
       !std::is_sorted(stripe_bounds.begin(), stripe_bounds.end()))
-    throw invalid_argument("irregular::rect::jag_m_probe: stripe boundaries must rise from the "
-                           "box's low to its high end along the main dimension");
+    throw invalid_argument(
+        "irregular::rect::jag_m_probe: stripe boundaries must rise from the "
+        "box's low to its high end along the main dimension");
   return detail::jag_m_probe_oriented(g, box, P, main_dim, stripe_bounds);
 }
 
@@ -646,7 +657,8 @@ Partition<2> jag_m_opt_dp(const LoadMatrix<T>& g, const Rect<2>& box, std::size_
   });
 }
 template <class T>
-Partition<2> jag_m_opt_dp(const LoadMatrix<T>& g, std::size_t P, Orientation o = Orientation::best) {
+Partition<2> jag_m_opt_dp(const LoadMatrix<T>& g, std::size_t P,
+                          Orientation o = Orientation::best) {
   return jag_m_opt_dp(g, g.box(), P, o);
 }
 

@@ -3,16 +3,15 @@
 // along the third, processors allocated by load at each level (JAG-M-HEUR's rule).
 #pragma once
 
+#include <algorithm>
+#include <array>
+#include <cstddef>
 #include <irregular/core/error.hpp>
 #include <irregular/rect/detail/chain.hpp>
 #include <irregular/rect/detail/common.hpp>
 #include <irregular/rect/load_matrix.hpp>
 #include <irregular/rect/metrics.hpp>
 #include <irregular/rect/partition.hpp>
-
-#include <algorithm>
-#include <array>
-#include <cstddef>
 #include <type_traits>
 #include <vector>
 
@@ -62,7 +61,8 @@ struct JaggedND {
     return box;
   }
 
-  void leaves(std::uint32_t node, const rect::Rect<D>& box, int a, const std::vector<std::size_t>& b) {
+  void leaves(std::uint32_t node, const rect::Rect<D>& box, int a,
+              const std::vector<std::size_t>& b) {
     if (b.size() == 2) {
       emit_leaf(out, node, box);
       return;
@@ -129,8 +129,8 @@ struct JaggedND {
 };
 
 template <class T, int D>
-rect::Partition<D> jagged_nd(const rect::LoadGrid<T, D>& g, const rect::Rect<D>& box,
-                             std::size_t P, const std::type_identity_t<std::array<int, D>>& order,
+rect::Partition<D> jagged_nd(const rect::LoadGrid<T, D>& g, const rect::Rect<D>& box, std::size_t P,
+                             const std::type_identity_t<std::array<int, D>>& order,
                              bool probe_last) {
   rect::Partition<D> out;
   out.box = box;

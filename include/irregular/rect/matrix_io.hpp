@@ -1,9 +1,7 @@
 // Text format for load arrays (the instances of saule-bas-catalyurek §4): a header line
-// "irregular-loads D n1 ... nD", then the loads row-major, whitespace separated; '#' starts a comment.
+// "irregular-loads D n1 ... nD", then the loads row-major, whitespace separated; '#' starts a
+// comment.
 #pragma once
-
-#include <irregular/core/error.hpp>
-#include <irregular/rect/load_matrix.hpp>
 
 #include <array>
 #include <cctype>
@@ -11,6 +9,8 @@
 #include <cstddef>
 #include <cstdlib>
 #include <fstream>
+#include <irregular/core/error.hpp>
+#include <irregular/rect/load_matrix.hpp>
 #include <istream>
 #include <limits>
 #include <ostream>
@@ -106,9 +106,11 @@ LoadGrid<T, D> load_loads(std::istream& in) {
   detail::TokenReader r(in);
   std::string tok;
   auto fail = [&](const std::string& what) -> void {
-    throw parse_error("irregular::rect::load_loads: line " + std::to_string(r.line()) + ": " + what);
+    throw parse_error("irregular::rect::load_loads: line " + std::to_string(r.line()) + ": " +
+                      what);
   };
-  if (!r.next(tok) || tok != "irregular-loads") fail("expected the header 'irregular-loads D n1 ...'");
+  if (!r.next(tok) || tok != "irregular-loads")
+    fail("expected the header 'irregular-loads D n1 ...'");
   int dim = 0;
   if (!r.next(tok) || !detail::parse_value(tok, dim) || dim != D)
     fail("expected dimension " + std::to_string(D) + " in the header, got '" + tok + "'");

@@ -2,13 +2,12 @@
 // load imbalance Lmax / Lavg - 1 (saule-bas-catalyurek §2.1).
 #pragma once
 
-#include <irregular/core/error.hpp>
-#include <irregular/rect/load_matrix.hpp>
-#include <irregular/rect/partition.hpp>
-
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <irregular/core/error.hpp>
+#include <irregular/rect/load_matrix.hpp>
+#include <irregular/rect/partition.hpp>
 #include <string>
 #include <utility>
 #include <vector>

@@ -1,5 +1,6 @@
 // Rectangular partitions of a load array: a list of half-open boxes plus the cut tree that
-// generated them (saule-bas-catalyurek §3: jagged cuts, bisection trees), so owner(cell) is a descent.
+// generated them (saule-bas-catalyurek §3: jagged cuts, bisection trees), so owner(cell) is a
+// descent.
 #pragma once
 
 #include <algorithm>
@@ -11,7 +12,8 @@
 
 namespace irregular::rect {
 
-/// A half-open box of cells [lo[d], hi[d]) in every dimension d. Empty when lo[d] == hi[d] somewhere.
+/// A half-open box of cells [lo[d], hi[d]) in every dimension d. Empty when lo[d] == hi[d]
+/// somewhere.
 template <int D>
 struct Rect {
   static_assert(D >= 1 && D <= 4, "irregular::rect::Rect supports 1 to 4 dimensions");
@@ -120,9 +122,9 @@ class CutTree {
 /// A partition of a box into P rectangles (some possibly empty) with the tree that locates them.
 template <int D>
 struct Partition {
-  Rect<D> box{};                ///< the partitioned box
-  std::vector<Rect<D>> parts;   ///< part k is processor k
-  CutTree<D> tree;              ///< leaves refer to indices in `parts`
+  Rect<D> box{};               ///< the partitioned box
+  std::vector<Rect<D>> parts;  ///< part k is processor k
+  CutTree<D> tree;             ///< leaves refer to indices in `parts`
 
   [[nodiscard]] std::size_t size() const noexcept { return parts.size(); }
   /// Part that owns `cell` (inside `box`), by descent of the cut tree.
@@ -134,21 +136,19 @@ struct Partition {
 }  // namespace irregular::rect
 
 namespace irregular::detail {
-using rect::CutTree;
-using rect::Partition;
-using rect::Rect;
 
 /// Incremental construction: a leaf gets the next part index and its box.
 template <int D>
-inline void emit_leaf(Partition<D>& out, std::uint32_t node, const Rect<D>& r) {
+inline void emit_leaf(rect::Partition<D>& out, std::uint32_t node, const rect::Rect<D>& r) {
   out.tree.set_leaf(node, static_cast<std::uint32_t>(out.parts.size()));
   out.parts.push_back(r);
 }
 
 /// Replaces the leaf of part k of `outer` by inner[k] (which partitions outer.parts[k]).
 template <int D>
-Partition<D> compose(const Partition<D>& outer, const std::vector<Partition<D>>& inner) {
-  Partition<D> out;
+rect::Partition<D> compose(const rect::Partition<D>& outer,
+                           const std::vector<rect::Partition<D>>& inner) {
+  rect::Partition<D> out;
   out.box = outer.box;
   std::vector<std::uint32_t> offset(inner.size() + 1, 0);
   for (std::size_t k = 0; k < inner.size(); ++k)
@@ -156,10 +156,10 @@ Partition<D> compose(const Partition<D>& outer, const std::vector<Partition<D>>&
   for (const auto& in : inner) out.parts.insert(out.parts.end(), in.parts.begin(), in.parts.end());
   // copy the outer tree, grafting inner trees at its leaves
   struct Rec {
-    const Partition<D>& o;
-    const std::vector<Partition<D>>& in;
+    const rect::Partition<D>& o;
+    const std::vector<rect::Partition<D>>& in;
     const std::vector<std::uint32_t>& off;
-    CutTree<D>& t;
+    rect::CutTree<D>& t;
     void run(std::uint32_t node, std::uint32_t ov) {
       const auto& n = o.tree.nodes()[ov];
       if (n.dim < 0) {

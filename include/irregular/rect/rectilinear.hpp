@@ -2,14 +2,13 @@
 // RECT-UNIFORM (equal extents) and RECT-NICOL (iterative refinement, Nicol 1994).
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <irregular/rect/detail/chain.hpp>
 #include <irregular/rect/detail/common.hpp>
 #include <irregular/rect/jagged.hpp>
 #include <irregular/rect/load_matrix.hpp>
 #include <irregular/rect/partition.hpp>
-
-#include <algorithm>
-#include <cstddef>
 #include <vector>
 
 namespace irregular::detail {
@@ -99,14 +98,14 @@ Partition<2> rect_uniform(const LoadMatrix<T>& g, std::size_t P) {
 /// re-cuts each dimension optimally against the other's stripes until two successive
 /// iterations return the same partition (at most `max_iterations`).
 template <class T>
-Partition<2> rect_nicol(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t p1,
-                        std::size_t p2, int max_iterations = 100) {
+Partition<2> rect_nicol(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t p1, std::size_t p2,
+                        int max_iterations = 100) {
   using S = load_sum_t<T>;
   detail::check_part_count(p1 * p2, "rect_nicol");
   detail::check_box<2>(box, g.extents(), "rect_nicol");
   std::vector<std::size_t> ends;
-  detail::chain_optimum<S>(detail::main_view(g, 0, box.lo[1], box.hi[1]), box.lo[0], box.hi[0],
-                           p1, &ends);
+  detail::chain_optimum<S>(detail::main_view(g, 0, box.lo[1], box.hi[1]), box.lo[0], box.hi[0], p1,
+                           &ends);
   std::vector<std::size_t> c0 = detail::with_start(box.lo[0], ends), c1;
   std::vector<S> scratch;
   for (int it = 0; it < max_iterations; ++it) {

@@ -2,6 +2,10 @@
 // §4.1 variants), so an application can pick one from an input file.
 #pragma once
 
+#include <array>
+#include <cctype>
+#include <cstddef>
+#include <initializer_list>
 #include <irregular/core/error.hpp>
 #include <irregular/rect/hierarchical.hpp>
 #include <irregular/rect/hybrid.hpp>
@@ -10,11 +14,6 @@
 #include <irregular/rect/load_matrix.hpp>
 #include <irregular/rect/partition.hpp>
 #include <irregular/rect/rectilinear.hpp>
-
-#include <array>
-#include <cctype>
-#include <cstddef>
-#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,7 +47,6 @@ std::vector<std::string> partitioner_names() {
   out.push_back("HIER-OPT");
   return out;
 }
-
 
 /// The partitioner called `name` (case-insensitive), e.g. "JAG-M-HEUR-PROBE-BEST", "HIER-RB-DIST",
 /// "HYBRID(HIER-RELAXED/JAG-M-OPT,min=64)". Throws irregular::invalid_argument for an unknown name.
@@ -88,7 +86,8 @@ Partitioner<T, D> make_partitioner(std::string name) {
     };
   }
 
-  if (name == "HIER-OPT") return [](const G& g, const R& box, std::size_t P) { return hier_opt(g, box, P); };
+  if (name == "HIER-OPT")
+    return [](const G& g, const R& box, std::size_t P) { return hier_opt(g, box, P); };
   for (const bool relaxed : {false, true}) {
     const std::string base = relaxed ? "HIER-RELAXED" : "HIER-RB";
     if (name.rfind(base, 0) != 0) continue;
@@ -104,7 +103,9 @@ Partitioner<T, D> make_partitioner(std::string name) {
       rule = CutRule::ver;
     else
       continue;
-    if (relaxed) return [rule](const G& g, const R& box, std::size_t P) { return hier_relaxed(g, box, P, rule); };
+    if (relaxed)
+      return
+          [rule](const G& g, const R& box, std::size_t P) { return hier_relaxed(g, box, P, rule); };
     return [rule](const G& g, const R& box, std::size_t P) { return hier_rb(g, box, P, rule); };
   }
 
@@ -118,7 +119,9 @@ Partitioner<T, D> make_partitioner(std::string name) {
       break;
     }
   if constexpr (D == 2) {
-    const Orientation o = orient == 0 ? Orientation::hor : orient == 1 ? Orientation::ver : Orientation::best;
+    const Orientation o = orient == 0   ? Orientation::hor
+                          : orient == 1 ? Orientation::ver
+                                        : Orientation::best;
     if (name == "RECT-UNIFORM")
       return [](const G& g, const R& box, std::size_t P) {
         const auto [p1, p2] = grid_shape(P);
@@ -147,13 +150,15 @@ Partitioner<T, D> make_partitioner(std::string name) {
     if (base == "JAG-M-HEUR")
       return [o](const G& g, const R& box, std::size_t P) { return jag_m_heur(g, box, P, o); };
     if (base == "JAG-M-HEUR-PROBE")
-      return [o](const G& g, const R& box, std::size_t P) { return jag_m_heur_probe(g, box, P, o); };
+      return
+          [o](const G& g, const R& box, std::size_t P) { return jag_m_heur_probe(g, box, P, o); };
     if (base == "JAG-M-OPT")
       return [o](const G& g, const R& box, std::size_t P) { return jag_m_opt(g, box, P, o); };
     if (base == "JAG-M-OPT-DP")
       return [o](const G& g, const R& box, std::size_t P) { return jag_m_opt_dp(g, box, P, o); };
   } else {
-    const std::array<int, 3> order = orient == 0 ? std::array<int, 3>{0, 1, 2} : std::array<int, 3>{1, 0, 2};
+    const std::array<int, 3> order =
+        orient == 0 ? std::array<int, 3>{0, 1, 2} : std::array<int, 3>{1, 0, 2};
     const bool best = orient == 2;
     for (const bool probe : {false, true}) {
       if (base != (probe ? "JAG-M-HEUR-PROBE" : "JAG-M-HEUR")) continue;

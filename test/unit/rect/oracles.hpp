@@ -2,12 +2,11 @@
 // jagged partitions, rectilinear partitions and hierarchical bipartitions of tiny matrices.
 #pragma once
 
-#include <irregular/rect/load_matrix.hpp>
-#include <irregular/rect/partition.hpp>
-
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <irregular/rect/load_matrix.hpp>
+#include <irregular/rect/partition.hpp>
 #include <limits>
 #include <map>
 #include <random>
@@ -100,8 +99,8 @@ inline Sum brute_probe(const Dense& d, const std::vector<std::size_t>& sb, std::
   const std::size_t left = m - k - 1;
   for (std::size_t q = 1; q + left <= p; ++q) {
     if (k + 1 == m && q != p) continue;
-    best = std::min(best, std::max(opt1d(stripe(d, sb[k], sb[k + 1]), 0, q),
-                                   brute_probe(d, sb, k + 1, p - q)));
+    best = std::min(
+        best, std::max(opt1d(stripe(d, sb[k], sb[k + 1]), 0, q), brute_probe(d, sb, k + 1, p - q)));
   }
   return best;
 }
@@ -202,8 +201,8 @@ struct BruteHier {
 };
 
 /// Random matrix with loads in [lo, hi].
-inline LoadMatrix<std::uint32_t> random_matrix(std::mt19937_64& rng, std::size_t n1,
-                                               std::size_t n2, std::uint32_t lo, std::uint32_t hi) {
+inline LoadMatrix<std::uint32_t> random_matrix(std::mt19937_64& rng, std::size_t n1, std::size_t n2,
+                                               std::uint32_t lo, std::uint32_t hi) {
   std::vector<std::uint32_t> v(n1 * n2);
   for (auto& x : v) x = lo + static_cast<std::uint32_t>(rng() % (hi - lo + 1));
   return LoadMatrix<std::uint32_t>({n1, n2}, v);

@@ -2,7 +2,6 @@
 // algorithms against exhaustive search, heuristics never below their class optimum, the
 // approximation bounds of Theorems 1 and 3, HYBRID, 3D, the registry and bad input.
 #include <catch2/catch.hpp>
-
 #include <irregular/rect/detail/chain.hpp>
 #include <irregular/rect/generators.hpp>
 #include <irregular/rect/hierarchical.hpp>
@@ -12,12 +11,11 @@
 #include <irregular/rect/metrics.hpp>
 #include <irregular/rect/rectilinear.hpp>
 #include <irregular/rect/registry.hpp>
-
-#include "oracles.hpp"
-
 #include <random>
 #include <string>
 #include <vector>
+
+#include "oracles.hpp"
 
 using namespace irregular::rect;
 using namespace rect_test;

@@ -1,7 +1,7 @@
 // Tests of the rect model: prefix sums, validation, owner lookup, metrics, generators, file IO,
 // bad input.
 #include <catch2/catch.hpp>
-
+#include <cmath>
 #include <irregular/rect/generators.hpp>
 #include <irregular/rect/hierarchical.hpp>
 #include <irregular/rect/jagged.hpp>
@@ -9,13 +9,11 @@
 #include <irregular/rect/matrix_io.hpp>
 #include <irregular/rect/metrics.hpp>
 #include <irregular/rect/partition.hpp>
-
-#include "oracles.hpp"
-
-#include <cmath>
 #include <limits>
 #include <random>
 #include <sstream>
+
+#include "oracles.hpp"
 
 using namespace irregular::rect;
 using namespace rect_test;
@@ -72,8 +70,8 @@ TEST_CASE("validate accepts exact covers and rejects overlaps and gaps", "[rect]
   dup.push_back(ok[0]);
   REQUIRE_THROWS_AS(validate(dup, box), irregular::invalid_argument);
   // an overlap and a gap of equal area: area sums agree, the check must still fail
-  std::vector<Rect<2>> shifted{{{0, 0}, {2, 5}}, {{1, 0}, {3, 3}}, {{2, 3}, {4, 5}},
-                               {{3, 0}, {4, 3}}};
+  std::vector<Rect<2>> shifted{
+      {{0, 0}, {2, 5}}, {{1, 0}, {3, 3}}, {{2, 3}, {4, 5}}, {{3, 0}, {4, 3}}};
   REQUIRE_THROWS_AS(validate(shifted, box), irregular::invalid_argument);
   std::vector<Rect<2>> outside{{{0, 0}, {4, 6}}};
   REQUIRE_THROWS_AS(validate(outside, box), irregular::invalid_argument);

@@ -4,10 +4,9 @@
 // are partitioned without materialising their projection.
 #pragma once
 
-#include <irregular/core/assert.hpp>
-
 #include <algorithm>
 #include <cstddef>
+#include <irregular/core/assert.hpp>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -62,8 +61,8 @@ inline std::size_t first_reaching(const Pre& pre, std::size_t s, std::size_t hi,
 }
 
 /// Greedy probe: number of maximal parts of load <= B covering [lo, hi); pmax + 1 when more
-/// than pmax are needed, SIZE_MAX when a single element exceeds B (both compare > pmax). Appends the part ends to `ends` and
-/// tracks the largest part load in `maxload` when given.
+/// than pmax are needed, SIZE_MAX when a single element exceeds B (both compare > pmax). Appends
+/// the part ends to `ends` and tracks the largest part load in `maxload` when given.
 template <class S, class Pre>
 inline std::size_t greedy_parts(const Pre& pre, std::size_t lo, std::size_t hi, S B,
                                 std::size_t pmax, std::vector<std::size_t>* ends = nullptr,
@@ -196,8 +195,8 @@ S chain_optimum(const Pre& pre, std::size_t lo, std::size_t hi, std::size_t p,
 /// `feasible(k, s, B)` tells whether [s, hi) can be cut into intervals k..m-1 of load <= B.
 /// `lb` is a lower bound of the optimum (avoids probes); returns the optimal bottleneck.
 template <class S, class F, class Feasible>
-S nicol(std::size_t lo, std::size_t hi, std::size_t m, const F& f, const Feasible& feasible,
-        S lb, S ub) {
+S nicol(std::size_t lo, std::size_t hi, std::size_t m, const F& f, const Feasible& feasible, S lb,
+        S ub) {
   std::size_t s = lo;
   for (std::size_t k = 0; k + 1 < m; ++k) {
     // smallest j in [s, hi] with f(k, s, j) >= ub or feasible

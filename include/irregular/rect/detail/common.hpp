@@ -2,13 +2,12 @@
 // the JAG-M-HEUR processor allocation rule (saule-bas-catalyurek §3.2.2, also used by HYBRID §5).
 #pragma once
 
-#include <irregular/core/error.hpp>
-#include <irregular/rect/load_matrix.hpp>
-#include <irregular/rect/partition.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <irregular/core/error.hpp>
+#include <irregular/rect/load_matrix.hpp>
+#include <irregular/rect/partition.hpp>
 #include <string>
 #include <type_traits>
 #include <vector>
