@@ -62,6 +62,15 @@ TEST_CASE("every 2D algorithm returns a valid partition on random and degenerate
   std::vector<double> real(30);
   for (auto& x : real) x = static_cast<double>(rng() % 1000) / 7.0;
   check_all_names(LoadMatrix<double>({5, 6}, real), Ps, "floating point");
+  std::vector<std::uint64_t> wide(24);
+  for (auto& x : wide) x = (rng() % 1000) << 40;  // sums need 128 bits
+  check_all_names(LoadMatrix<std::uint64_t>({4, 6}, wide), Ps, "64-bit loads");
+  std::vector<std::uint8_t> tiny(12);
+  for (auto& x : tiny) x = static_cast<std::uint8_t>(rng() % 256);
+  check_all_names(LoadMatrix<std::uint8_t>({3, 4}, tiny), Ps, "8-bit loads");
+  std::vector<float> f(12);
+  for (auto& x : f) x = static_cast<float>(rng() % 100) / 3.0f;
+  check_all_names(LoadMatrix<float>({4, 3}, f), Ps, "float loads");
 }
 
 TEST_CASE("every 3D algorithm returns a valid partition", "[rect][algorithms][3d]") {
