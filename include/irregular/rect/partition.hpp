@@ -98,12 +98,32 @@ class CutTree {
     return nodes_[v].first;
   }
 
+  /// Appends the parts whose slabs meet the half-open `region` (inside the partitioned box;
+  /// empty parts never): the ranks a region touches, for ghost collection. Parts come in
+  /// tree order, each once.
+  void owners(const Rect<D>& region, std::vector<std::size_t>& out) const {
+    if (region.empty()) return;
+    owners_rec(0, region, out);
+  }
+
   /// Replaces leaf `node` by a copy of `sub`, whose part indices are shifted by `part_offset`.
   void graft(std::uint32_t node, const CutTree& sub, std::uint32_t part_offset) {
     graft_rec(node, sub, 0, part_offset);
   }
 
  private:
+  void owners_rec(std::uint32_t v, const Rect<D>& r, std::vector<std::size_t>& out) const {
+    const Node& n = nodes_[v];
+    if (n.dim < 0) {
+      out.push_back(n.first);
+      return;
+    }
+    const std::size_t* b = bounds_.data() + n.bounds;
+    for (std::uint32_t k = 0; k < n.count; ++k)
+      if (b[k] < b[k + 1] && b[k] < r.hi[n.dim] && r.lo[n.dim] < b[k + 1])
+        owners_rec(n.first + k, r, out);
+  }
+
   void graft_rec(std::uint32_t node, const CutTree& sub, std::uint32_t sv, std::uint32_t off) {
     const Node& s = sub.nodes_[sv];
     if (s.dim < 0) {
@@ -131,7 +151,53 @@ struct Partition {
   [[nodiscard]] std::size_t owner(const std::array<std::size_t, D>& cell) const noexcept {
     return tree.owner(cell);
   }
+  /// Non-empty parts meeting `region` (clipped to `box`), by descent of the cut tree.
+  [[nodiscard]] std::vector<std::size_t> owners(Rect<D> region) const {
+    for (int d = 0; d < D; ++d) {
+      region.lo[d] = std::max(region.lo[d], box.lo[d]);
+      region.hi[d] = std::min(region.hi[d], box.hi[d]);
+    }
+    std::vector<std::size_t> out;
+    tree.owners(region, out);
+    return out;
+  }
 };
+
+/// The cuts of a 2D jagged (or rectilinear) partition, as the jagged algorithms build them.
+struct JaggedCuts {
+  int main_dim = 0;                             ///< dimension of the stripes
+  std::vector<std::size_t> stripes;             ///< m + 1 stripe boundaries
+  std::vector<std::vector<std::size_t>> parts;  ///< per stripe: its part boundaries
+  std::vector<std::size_t> first_part;          ///< per stripe: index of its first part
+};
+
+/// The jagged cuts of `p` when its tree has the jagged shape (a root split into stripes, each
+/// a leaf or split along the other dimension into leaves numbered consecutively); false
+/// otherwise (hierarchical partitions: use the tree itself).
+inline bool jagged_cuts(const Partition<2>& p, JaggedCuts& out) {
+  const auto& nodes = p.tree.nodes();
+  const auto& bounds = p.tree.bounds();
+  const auto& root = nodes[0];
+  if (root.dim < 0) return false;
+  out = JaggedCuts{};
+  out.main_dim = root.dim;
+  out.stripes.assign(bounds.begin() + root.bounds, bounds.begin() + root.bounds + root.count + 1);
+  for (std::uint32_t k = 0; k < root.count; ++k) {
+    const auto& s = nodes[root.first + k];
+    if (s.dim < 0) {
+      out.parts.push_back({p.box.lo[1 - root.dim], p.box.hi[1 - root.dim]});
+      out.first_part.push_back(s.first);
+      continue;
+    }
+    if (s.dim == root.dim) return false;
+    for (std::uint32_t t = 0; t < s.count; ++t)
+      if (nodes[s.first + t].dim >= 0 || nodes[s.first + t].first != nodes[s.first].first + t)
+        return false;
+    out.parts.emplace_back(bounds.begin() + s.bounds, bounds.begin() + s.bounds + s.count + 1);
+    out.first_part.push_back(nodes[s.first].first);
+  }
+  return true;
+}
 
 }  // namespace irregular::rect
 

@@ -185,3 +185,51 @@ TEST_CASE("matrix files round-trip and malformed ones name the line", "[rect][mo
   REQUIRE_THROWS_AS((load_loads<double, 2>(nan_in)), irregular::error);
   REQUIRE_THROWS_AS((load_loads<int, 2>(std::string("/nonexistent/loads.txt"))), irregular::error);
 }
+
+TEST_CASE("owners(region) and jagged_cuts agree with the rectangles", "[rect][model]") {
+  std::mt19937_64 rng(21);
+  for (int t = 0; t < 40; ++t) {
+    CAPTURE(t);
+    auto g = random_matrix(rng, 1 + rng() % 9, 1 + rng() % 9, 0, 5);
+    const std::size_t P = 1 + rng() % 30;
+    for (const auto& p : {hier_relaxed(g, P), jag_m_heur_probe(g, P), jag_pq_heur(g, P)}) {
+      Rect<2> region;
+      for (int d = 0; d < 2; ++d) {
+        const std::size_t a = rng() % (g.extent(d) + 1), b = rng() % (g.extent(d) + 1);
+        region.lo[d] = std::min(a, b);
+        region.hi[d] = std::max(a, b) + 1;  // may stick out of the box: clipped
+      }
+      auto got = p.owners(region);
+      std::sort(got.begin(), got.end());
+      std::vector<std::size_t> want;
+      for (std::size_t k = 0; k < p.parts.size(); ++k) {
+        const auto& r = p.parts[k];
+        bool meet = !r.empty();
+        for (int d = 0; d < 2; ++d)
+          meet = meet && r.lo[d] < std::min(region.hi[d], g.extent(d)) && region.lo[d] < r.hi[d];
+        if (meet) want.push_back(k);
+      }
+      REQUIRE(got == want);
+    }
+    JaggedCuts jc;
+    const auto jag = jag_m_heur_probe(g, P);
+    REQUIRE(jagged_cuts(jag, jc));
+    std::size_t count = 0;
+    for (std::size_t s = 0; s + 1 < jc.stripes.size(); ++s)
+      for (std::size_t k = 0; k + 1 < jc.parts[s].size(); ++k) {
+        const auto& r = jag.parts[jc.first_part[s] + k];
+        REQUIRE(r.lo[jc.main_dim] == jc.stripes[s]);
+        REQUIRE(r.hi[jc.main_dim] == jc.stripes[s + 1]);
+        REQUIRE(r.lo[1 - jc.main_dim] == jc.parts[s][k]);
+        REQUIRE(r.hi[1 - jc.main_dim] == jc.parts[s][k + 1]);
+        ++count;
+      }
+    REQUIRE(count == P);
+    if (P > 2 && g.cells() > 2) {
+      JaggedCuts h;
+      const auto hp = hier_rb(g, P);
+      if (hp.tree.nodes()[hp.tree.nodes()[0].first].dim == hp.tree.nodes()[0].dim)
+        REQUIRE_FALSE(jagged_cuts(hp, h));
+    }
+  }
+}
