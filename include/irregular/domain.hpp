@@ -15,11 +15,14 @@
 #include <irregular/dist/load_metric.hpp>
 #include <irregular/dist/local_leaves.hpp>
 #include <irregular/dist/migration.hpp>
+#include <irregular/dist/rectangle_map.hpp>
 #include <irregular/dist/segment_map.hpp>
 #include <irregular/mpi/collective_error.hpp>
 #include <irregular/mpi/communicator.hpp>
 #include <irregular/mpi/counters.hpp>
 #include <irregular/mpi/sparse_exchange.hpp>
+#include <irregular/rect/load_matrix.hpp>
+#include <irregular/rect/registry.hpp>
 #include <irregular/tree/neighbours.hpp>
 #include <irregular/tree/refine.hpp>
 #include <irregular/tree/stencil.hpp>
@@ -41,9 +44,16 @@
 #include <sstream>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace irregular {
+
+/// Which partitioner maps the leaves onto the ranks.
+enum class Partitioning {
+  sfc_blocking,  ///< segments of the SFC visit (baiardi-2001 §3): the default
+  rectangular,   ///< rectangles of a grid of leaf loads (saule-bas-catalyurek), 2D and 3D
+};
 
 /// Options of a domain, fixed at construction.
 template <int D, class Metric>
@@ -51,7 +61,21 @@ struct DomainOptions {
   BlockingCut cut = BlockingCut::optimal;  ///< how build() and rebalance() cut the chain
   Periodicity<D> periodic{};               ///< toroidal axes for neighbour queries
   Metric load{};                           ///< load metric of the leaves
+  Partitioning partitioning = Partitioning::sfc_blocking;
+  std::string rect_algorithm = "JAG-M-HEUR-PROBE";  ///< a name rect::make_partitioner accepts
+  int rect_level = 4;  ///< the grid of the rectangular partitioners: cells of this level
 };
+
+namespace detail {
+template <class C, bool Rectangular = (C::dim == 2 || C::dim == 3)>
+struct RectMapSlot {
+  using type = std::monostate;
+};
+template <class C>
+struct RectMapSlot<C, true> {
+  using type = std::optional<RectangleMap<C>>;
+};
+}  // namespace detail
 
 /// Options of one rebalance() call.
 struct RebalanceOptions {
@@ -75,6 +99,7 @@ struct BuildProfile {
   double leaves = 0;     ///< leaf construction (straddling counts reduced once)
   double partition = 0;  ///< blocking partition of the leaf chain
   double migration = 0;  ///< moving leaves and elements to their owners
+  std::uint64_t sort_bytes = 0;  ///< bytes this rank sent during the sort
 };
 
 /// The neighbours of one local leaf: local leaf ids and the index ranges owned by other ranks.
@@ -120,6 +145,15 @@ class IrregularDomain {
         map_(comm.size()) {
     box_.validate();
     if (!condition_) throw invalid_argument("irregular::IrregularDomain: empty refinement condition");
+    if (options_.partitioning == Partitioning::rectangular) {
+      if constexpr (dim == 2 || dim == 3) {
+        (void)rect::make_partitioner<double, dim>(options_.rect_algorithm);  // unknown names throw here
+        if (options_.rect_level < 0 || options_.rect_level > C::max_level || options_.rect_level > 12)
+          throw invalid_argument("irregular::IrregularDomain: rect_level must lie in [0, min(12, max_level)]");
+      } else {
+        throw invalid_argument("irregular::IrregularDomain: rectangular partitioning needs 2 or 3 dimensions");
+      }
+    }
     leaves_.push_back(0, 0, 0);  // the root: one leaf on rank 0 until build()
     if (comm_.rank() != 0) leaves_.clear();
     loads_.assign(leaves_.size(), 0.0);
@@ -163,8 +197,9 @@ class IrregularDomain {
     profile_.leaves = lap(t0);
     // The sorted runs are a valid segment map already; remap from it to the balanced one.
     map_ = SegmentMap<C>(bounds);
-    last_sort_bytes_ = sort_stats.bytes_sent;
-    remap(options_.cut);
+    profile_.sort_bytes = sort_stats.bytes_sent;
+    if (rectangular()) rect_remap(true);
+    else remap(options_.cut);
   }
 
   /// Applies `update(Element&)` to every local element (new positions), sends the elements that
@@ -179,6 +214,11 @@ class IrregularDomain {
     mpi::agree_on(comm_, first_invalid(std::span<const Element>(moved), "move_elements"));
     elements_ = std::move(moved);
     migration_ = {};
+    if (rectangular()) {  // re-sort by curve index, rebuild the leaves, keep the rectangles
+      rebuild_sorted();
+      rect_remap(false);
+      return;
+    }
     // 1. Elements go to the owners of their new keys (one merged message per partner).
     const int p = comm_.size();
     std::vector<index_type> keys(elements_.size());
@@ -230,7 +270,8 @@ class IrregularDomain {
     if (report.max_unbalance <= opt.threshold) return false;
     migration_ = {};
     profile_ = {};
-    remap(opt.cut);
+    if (rectangular()) rect_remap(true);
+    else remap(opt.cut);
     return true;
   }
 
@@ -238,7 +279,14 @@ class IrregularDomain {
 
   [[nodiscard]] const boost::mpi::communicator& comm() const noexcept { return comm_.get(); }
   [[nodiscard]] const Box<dim>& box() const noexcept { return box_; }
+  /// The SFC segment map (with Partitioning::sfc_blocking; the sort's segments otherwise).
   [[nodiscard]] const SegmentMap<C>& ownership() const noexcept { return map_; }
+  /// The rectangle map (with Partitioning::rectangular, after build()); nullptr otherwise.
+  [[nodiscard]] const auto* rectangle_map() const noexcept {
+    if constexpr (dim == 2 || dim == 3) return rect_map_ ? &*rect_map_ : nullptr;
+    else return static_cast<const void*>(nullptr);
+  }
+  [[nodiscard]] bool rectangular() const noexcept { return options_.partitioning == Partitioning::rectangular; }
   [[nodiscard]] const LocalLeaves<C>& local_tree() const noexcept { return leaves_; }
   [[nodiscard]] std::size_t local_leaf_count() const noexcept { return leaves_.size(); }
   [[nodiscard]] std::size_t local_element_count() const noexcept { return elements_.size(); }
@@ -270,10 +318,15 @@ class IrregularDomain {
   /// Throws irregular::out_of_domain for a position outside the box.
   [[nodiscard]] int owner_of(const std::array<double, dim>& x) const {
     if (!box_.contains(x)) throw out_of_domain("irregular::IrregularDomain::owner_of: position outside the box");
-    return map_.owner(key_of_position(x));
+    const auto k = key_of_position(x);
+    if constexpr (dim == 2 || dim == 3)
+      if (rectangular()) return rect_map_->owner(k);
+    return map_.owner(k);
   }
   [[nodiscard]] int owner_of(const Cell<dim>& c) const {
     (void)curve::checked_index<C>(c);
+    if constexpr (dim == 2 || dim == 3)
+      if (rectangular()) return rect_map_->owner(c);
     return map_.owner(c);
   }
   /// Local leaf containing a position, or local_leaf_count() when another rank owns it.
@@ -289,9 +342,17 @@ class IrregularDomain {
     const auto c = leaves_.cell(i);
     neighbours_of_cell<C, S>(leaves_.starts(), leaves_.levels(), c, options_.periodic, out.local);
     out.remote.clear();
+    if (comm_.size() == 1) return;  // nothing is remote
     const auto own = map_.segment(comm_.rank());
     uncovered_stencil_intervals<C, S>(leaves_.starts(), leaves_.levels(), c, options_.periodic,
                                       [&](IndexInterval<index_type> iv) {
+      if constexpr (dim == 2 || dim == 3) {
+        if (rectangular()) {  // rectangles are not curve ranges: report the range per holder
+          for (int r : rect_map_->holders(iv))
+            if (r != comm_.rank()) out.remote.push_back({iv, r});
+          return;
+        }
+      }
       for (int r : map_.owners(iv)) {
         if (r == comm_.rank()) continue;
         const auto seg = map_.segment(r);
@@ -462,6 +523,105 @@ class IrregularDomain {
     profile_.migration = lap(t0);
   }
 
+  /// Sorts all elements by curve index across the ranks and rebuilds the leaves over the sorted
+  /// runs (the first phases of build()).
+  void rebuild_sorted() {
+    auto t0 = clock::now();
+    std::vector<index_type> keys(elements_.size());
+    for (std::size_t i = 0; i < elements_.size(); ++i) keys[i] = key_of(elements_[i]);
+    mpi::ExchangeStats stats;
+    const auto bounds = sample_sort(comm_.get(), elements_, keys, SegmentMap<C>::domain_end(),
+                                    [this](const Element& e) { return key_of(e); }, tag_sort, &stats);
+    keys_ = std::move(keys);
+    profile_.sort_bytes = stats.bytes_sent;
+    migration_.bytes += stats.bytes_sent;  // in this path the sort is part of the movement
+    migration_.messages += stats.messages_sent;
+    profile_.sort = lap(t0);
+    leaves_ = construct_leaves<C>(comm_.get(), bounds, keys_, condition_);
+    map_ = SegmentMap<C>(bounds);
+    estimate_loads({});
+    profile_.leaves = lap(t0);
+  }
+
+  /// Rectangular partitioning: when `repartition`, the leaf loads are projected on the grid of
+  /// rect_level (one all_reduce of the grid) and cut by the chosen algorithm; then leaves and
+  /// elements move to the rectangle owning the grid cell of each leaf's first index.
+  /// Precondition: elements sorted in the segments of map_, leaves built over them.
+  void rect_remap(bool repartition) {
+    if constexpr (dim == 2 || dim == 3) {
+      auto t0 = clock::now();
+      refresh_measured_loads();
+      if (repartition || !rect_map_) {
+        const int g = options_.rect_level;
+        const auto n = static_cast<std::size_t>(ipow<coord_t>(static_cast<coord_t>(C::arity), g));
+        std::array<std::size_t, dim> ext;
+        ext.fill(n);
+        std::size_t cells = 1;
+        for (int d = 0; d < dim; ++d) cells *= n;
+        std::vector<double> grid(cells, 0.0), total(cells, 0.0);
+        auto at = [&](const Cell<dim>& c) {
+          std::size_t i = 0;
+          for (int d = 0; d < dim; ++d) i = i * n + static_cast<std::size_t>(c.anchor[d]);
+          return i;
+        };
+        for (std::size_t i = 0; i < leaves_.size(); ++i) {
+          const auto c = leaves_.cell(i);
+          if (c.level >= g) {
+            grid[at(curve::ancestor_at<C>(c, g))] += loads_[i];
+            continue;
+          }
+          // A leaf coarser than the grid spreads its load evenly over its grid cells.
+          const coord_t f = ipow<coord_t>(static_cast<coord_t>(C::arity), g - c.level);
+          const std::size_t block = static_cast<std::size_t>(ipow<coord_t>(f, dim));
+          for (std::size_t k = 0; k < block; ++k) {
+            Cell<dim> sub;
+            sub.level = g;
+            std::size_t t = k;
+            for (int d = 0; d < dim; ++d, t /= f) sub.anchor[d] = c.anchor[d] * f + t % f;
+            grid[at(sub)] += loads_[i] / static_cast<double>(block);
+          }
+        }
+        boost::mpi::all_reduce(comm_.get(), grid.data(), static_cast<int>(cells), total.data(), std::plus<double>());
+        const rect::LoadGrid<double, dim> matrix(ext, std::move(total));
+        auto partitioner = rect::make_partitioner<double, dim>(options_.rect_algorithm);
+        rect_map_.emplace(g, partitioner(matrix, matrix.box(), static_cast<std::size_t>(comm_.size())));
+      }
+      profile_.partition = lap(t0);
+      // Elements follow their leaf; a leaf may reach into the next rank's sorted run, so each
+      // rank names its last leaf (O(p) values) for elements whose leaf is elsewhere.
+      const auto own = map_.segment(comm_.rank());
+      std::pair<detail::IndexWire, int> last{detail::IndexWire::from(index_type{0}), -1};
+      if (leaves_.size() && leaves_.interval(leaves_.size() - 1).end > own.end)
+        last = {detail::IndexWire::from(leaves_.starts_.back()), leaves_.levels_.back()};
+      std::vector<std::pair<detail::IndexWire, int>> lasts;
+      boost::mpi::all_gather(comm_.get(), last, lasts);
+      std::vector<int> leaf_dest(leaves_.size()), elem_dest(elements_.size());
+      for (std::size_t i = 0; i < leaves_.size(); ++i) leaf_dest[i] = rect_map_->leaf_owner(leaves_.cell(i));
+      for (std::size_t j = 0; j < keys_.size(); ++j) {
+        const auto i = leaves_.find(keys_[j]);
+        if (i < leaves_.size()) { elem_dest[j] = leaf_dest[i]; continue; }
+        elem_dest[j] = -1;
+        for (const auto& [w, level] : lasts) {
+          if (level < 0) continue;
+          const auto c = curve::cell_of_finest<C>(w.template as<index_type>(), level);
+          if (curve::hnode_interval<C>(c).contains(keys_[j])) elem_dest[j] = rect_map_->leaf_owner(c);
+        }
+        IRREGULAR_ASSERT(elem_dest[j] >= 0);
+      }
+      std::vector<double> payload = loads_;
+      if constexpr (detail::MeasuredMetric<Metric>) payload = measured_;
+      migration_ += migrate<C>(comm_.get(), std::span<const int>(leaf_dest), std::span<const int>(elem_dest),
+                               leaves_, payload, elements_, keys_,
+                               [this](const Element& e) { return key_of(e); }, tag_migrate);
+      estimate_loads(detail::MeasuredMetric<Metric> ? payload : std::vector<double>{});
+      compute_offsets();
+      profile_.migration = lap(t0);
+      finish_counters();
+    } else {
+      (void)repartition;
+    }
+  }
+
   void apply_map(SegmentMap<C> to) {
     std::vector<double> payload = loads_;
     if constexpr (detail::MeasuredMetric<Metric>) payload = measured_;
@@ -510,8 +670,8 @@ class IrregularDomain {
   std::vector<Element> elements_, pending_;
   std::vector<index_type> keys_;
   mpi::MigrationCounters migration_{}, migration_global_{};
-  std::uint64_t last_sort_bytes_ = 0;
   BuildProfile profile_{};
+  typename detail::RectMapSlot<C>::type rect_map_{};
   bool timed_ = false;
 };
 

@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -25,25 +24,21 @@ namespace irregular {
 namespace detail {
 
 /// Sorts elements (and their keys) locally by key; equal keys keep their input order.
+/// (key, position) pairs sort contiguously, far faster than an indirect stable sort.
 template <class E, class Index>
 void sort_by_key(std::vector<E>& elements, std::vector<Index>& keys) {
   const std::size_t n = elements.size();
-  std::vector<std::uint32_t> perm(n);
-  std::iota(perm.begin(), perm.end(), std::uint32_t{0});
-  std::stable_sort(perm.begin(), perm.end(),
-                   [&](std::uint32_t a, std::uint32_t b) { return keys[a] < keys[b]; });
-  bool identity = true;
-  for (std::size_t i = 0; i < n && identity; ++i) identity = perm[i] == i;
-  if (identity) return;
+  if (std::is_sorted(keys.begin(), keys.end())) return;
+  std::vector<std::pair<Index, std::size_t>> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = {keys[i], i};
+  std::sort(order.begin(), order.end());
   std::vector<E> e2;
   e2.reserve(n);
-  std::vector<Index> k2(n);
   for (std::size_t i = 0; i < n; ++i) {
-    e2.push_back(std::move(elements[perm[i]]));
-    k2[i] = keys[perm[i]];
+    e2.push_back(std::move(elements[order[i].second]));
+    keys[i] = order[i].first;
   }
   elements.swap(e2);
-  keys.swap(k2);
 }
 
 /// A key with the number of elements it stands for.
@@ -74,7 +69,8 @@ std::vector<Index> sample_sort(const boost::mpi::communicator& comm, std::vector
   // Weighted regular samples: each stands for n_local / s elements, so skewed inputs (all on
   // one rank) still give balanced splitters. O(p) samples per rank, gathered on rank 0.
   const std::size_t n = keys.size();
-  const std::size_t s = std::min<std::size_t>(n, 4 * static_cast<std::size_t>(p));
+  // 4p samples but at least 64, so small rank counts still split within a few per mille.
+  const std::size_t s = std::min<std::size_t>(n, std::max<std::size_t>(64, 4 * static_cast<std::size_t>(p)));
   std::vector<detail::WeightedSample> mine;
   mine.reserve(s);
   for (std::size_t i = 0; i < s; ++i)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <irregular/core/concepts.hpp>
+#include <irregular/dist/distributed_sort.hpp>
 #include <irregular/dist/local_leaves.hpp>
 #include <irregular/dist/segment_map.hpp>
 #include <irregular/mpi/counters.hpp>
@@ -15,7 +16,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace irregular {
@@ -31,78 +34,111 @@ struct LeafRecord {
 };
 }  // namespace detail
 
-/// Sends every local leaf and every element to the rank that `to` assigns its curve index.
-/// `keys` are the sorted keys of `elements`; `loads` one per leaf. On return the three arrays
-/// hold this rank's new segment, still sorted. Returns what this rank sent to others.
+/// Sends local leaf i to rank leaf_dest[i] and element j to rank elem_dest[j], one merged message
+/// per partner ([leaf records][elements], both through mpi::pack). `keys` are the sorted keys
+/// of `elements`, `loads` one value per leaf. On return the arrays hold what this rank owns,
+/// leaves sorted by start and elements by key. Returns what this rank sent to others.
 /// Collective over comm.
+template <SpaceFillingCurve C, class E, class KeyOf>
+mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<const int> leaf_dest,
+                               std::span<const int> elem_dest, LocalLeaves<C>& leaves,
+                               std::vector<double>& loads, std::vector<E>& elements,
+                               std::vector<typename C::index_type>& keys, KeyOf&& key_of, int tag) {
+  using I = typename C::index_type;
+  using Record = detail::LeafRecord<I>;
+  const int p = comm.size();
+  const auto P = static_cast<std::size_t>(p);
+  // Counting sort by destination keeps each group in its input (sorted) order.
+  auto group = [P](std::span<const int> dest, std::vector<std::size_t>& order, std::vector<std::size_t>& first) {
+    first.assign(P + 1, 0);
+    for (int d : dest) ++first[static_cast<std::size_t>(d) + 1];
+    for (std::size_t r = 0; r < P; ++r) first[r + 1] += first[r];
+    order.resize(dest.size());
+    auto fill = first;
+    for (std::size_t i = 0; i < dest.size(); ++i) order[fill[static_cast<std::size_t>(dest[i])]++] = i;
+  };
+  std::vector<std::size_t> leaf_order, leaf_first, elem_order, elem_first;
+  group(leaf_dest, leaf_order, leaf_first);
+  group(elem_dest, elem_order, elem_first);
+
+  std::vector<Record> records(leaves.size());
+  std::vector<E> staged;
+  staged.reserve(elements.size());
+  for (std::size_t k = 0; k < leaf_order.size(); ++k) {
+    const std::size_t i = leaf_order[k];
+    records[k] = Record{leaves.starts_[i], leaves.counts_[i], loads[i], leaves.levels_[i]};
+  }
+  for (std::size_t j : elem_order) staged.push_back(std::move(elements[j]));
+  std::vector<E>().swap(elements);
+
+  mpi::MigrationCounters sent;
+  std::vector<char> bytes;
+  std::vector<std::size_t> offsets(P + 1, 0);
+  const auto self = static_cast<std::size_t>(comm.rank());
+  for (std::size_t r = 0; r < P; ++r) {
+    const std::size_t nl = leaf_first[r + 1] - leaf_first[r], ne = elem_first[r + 1] - elem_first[r];
+    if (nl + ne > 0 && r != self) {  // what stays is handed over below, never packed
+      mpi::pack(std::span<const Record>(records).subspan(leaf_first[r], nl), bytes);
+      mpi::pack(std::span<const E>(staged).subspan(elem_first[r], ne), bytes);
+    }
+    offsets[r + 1] = bytes.size();
+    if (static_cast<int>(r) != comm.rank() && nl + ne > 0) {
+      sent.hnodes += nl;
+      sent.elements += ne;
+      sent.bytes += offsets[r + 1] - offsets[r];
+      sent.messages += 1;
+    }
+  }
+  auto got = mpi::sparse_exchange(comm, std::span<const char>(bytes), std::span<const std::size_t>(offsets), tag);
+  std::vector<char>().swap(bytes);
+
+  // Sources in rank order, with this rank's own part in its place: contiguous segments stay sorted.
+  std::vector<Record> in, all_in;
+  bool self_done = false;
+  auto take_self = [&] {
+    all_in.insert(all_in.end(), records.begin() + static_cast<std::ptrdiff_t>(leaf_first[self]),
+                  records.begin() + static_cast<std::ptrdiff_t>(leaf_first[self + 1]));
+    elements.insert(elements.end(), std::make_move_iterator(staged.begin() + static_cast<std::ptrdiff_t>(elem_first[self])),
+                    std::make_move_iterator(staged.begin() + static_cast<std::ptrdiff_t>(elem_first[self + 1])));
+    self_done = true;
+  };
+  for (std::size_t i = 0; i < got.sources.size(); ++i) {
+    if (!self_done && static_cast<std::size_t>(got.sources[i]) > self) take_self();
+    const auto msg = got.from_index(i);
+    in.clear();
+    const std::size_t used = mpi::unpack(msg, in);
+    mpi::unpack(msg.subspan(used), elements);
+    all_in.insert(all_in.end(), in.begin(), in.end());
+  }
+  if (!self_done) take_self();
+  std::vector<Record>().swap(records);
+  std::vector<E>().swap(staged);
+  // Contiguous segments arrive in rank order, already sorted; other maps need a sort.
+  if (!std::is_sorted(all_in.begin(), all_in.end(), [](const Record& a, const Record& b) { return a.start < b.start; }))
+    std::sort(all_in.begin(), all_in.end(), [](const Record& a, const Record& b) { return a.start < b.start; });
+  leaves.clear();
+  loads.clear();
+  for (const auto& rec : all_in) {
+    leaves.push_back(rec.start, rec.level, rec.count);
+    loads.push_back(rec.load);
+  }
+  keys.resize(elements.size());
+  for (std::size_t i = 0; i < elements.size(); ++i) keys[i] = key_of(elements[i]);
+  detail::sort_by_key(elements, keys);  // returns at once when already sorted
+  return sent;
+}
+
+/// The SFC case: every leaf and element goes to the segment holding its curve index.
 template <SpaceFillingCurve C, class E, class KeyOf>
 mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, const SegmentMap<C>& to,
                                LocalLeaves<C>& leaves, std::vector<double>& loads,
                                std::vector<E>& elements, std::vector<typename C::index_type>& keys,
                                KeyOf&& key_of, int tag) {
-  using I = typename C::index_type;
-  using Record = detail::LeafRecord<I>;
-  const int p = comm.size();
-  const auto& spl = to.splitters();
-  // Leaves and elements are sorted, so each destination takes one contiguous run of each.
-  std::vector<std::size_t> leaf_cut(static_cast<std::size_t>(p) + 1), elem_cut(static_cast<std::size_t>(p) + 1);
-  leaf_cut[0] = elem_cut[0] = 0;
-  for (int r = 1; r < p; ++r) {
-    const I s = spl[static_cast<std::size_t>(r)];
-    leaf_cut[static_cast<std::size_t>(r)] = static_cast<std::size_t>(
-        std::lower_bound(leaves.starts_.begin(), leaves.starts_.end(), s) - leaves.starts_.begin());
-    elem_cut[static_cast<std::size_t>(r)] =
-        static_cast<std::size_t>(std::lower_bound(keys.begin(), keys.end(), s) - keys.begin());
-  }
-  leaf_cut[static_cast<std::size_t>(p)] = leaves.size();
-  elem_cut[static_cast<std::size_t>(p)] = elements.size();
-
-  std::vector<Record> records(leaves.size());
-  for (std::size_t i = 0; i < leaves.size(); ++i)
-    records[i] = Record{leaves.starts_[i], leaves.counts_[i], loads[i], leaves.levels_[i]};
-
-  // One byte message per partner: [leaf records][elements], both through mpi::pack.
-  mpi::MigrationCounters sent;
-  std::vector<char> bytes;
-  std::vector<std::size_t> offsets(static_cast<std::size_t>(p) + 1, 0);
-  for (int r = 0; r < p; ++r) {
-    const auto ri = static_cast<std::size_t>(r);
-    const std::size_t nl = leaf_cut[ri + 1] - leaf_cut[ri], ne = elem_cut[ri + 1] - elem_cut[ri];
-    if (nl + ne > 0) {
-      mpi::pack(std::span<const Record>(records).subspan(leaf_cut[ri], nl), bytes);
-      mpi::pack(std::span<const E>(elements).subspan(elem_cut[ri], ne), bytes);
-    }
-    offsets[ri + 1] = bytes.size();
-    if (r != comm.rank() && nl + ne > 0) {
-      sent.hnodes += nl;
-      sent.elements += ne;
-      sent.bytes += offsets[ri + 1] - offsets[ri];
-      sent.messages += 1;
-    }
-  }
-  records.clear();
-  records.shrink_to_fit();
-  std::vector<E>().swap(elements);
-  auto got = mpi::sparse_exchange(comm, std::span<const char>(bytes), std::span<const std::size_t>(offsets), tag);
-  std::vector<char>().swap(bytes);
-
-  // Sources arrive in rank order and segments are in rank order: concatenation stays sorted.
-  std::vector<Record> in;
-  leaves.clear();
-  loads.clear();
-  for (std::size_t i = 0; i < got.sources.size(); ++i) {
-    const auto msg = got.from_index(i);
-    in.clear();
-    const std::size_t used = mpi::unpack(msg, in);
-    mpi::unpack(msg.subspan(used), elements);
-    for (const auto& rec : in) {
-      leaves.push_back(rec.start, rec.level, rec.count);
-      loads.push_back(rec.load);
-    }
-  }
-  keys.resize(elements.size());
-  for (std::size_t i = 0; i < elements.size(); ++i) keys[i] = key_of(elements[i]);
-  return sent;
+  std::vector<int> leaf_dest(leaves.size()), elem_dest(elements.size());
+  for (std::size_t i = 0; i < leaves.size(); ++i) leaf_dest[i] = to.owner(leaves.starts_[i]);
+  for (std::size_t j = 0; j < keys.size(); ++j) elem_dest[j] = to.owner(keys[j]);
+  return migrate<C>(comm, std::span<const int>(leaf_dest), std::span<const int>(elem_dest), leaves, loads,
+                    elements, keys, std::forward<KeyOf>(key_of), tag);
 }
 
 }  // namespace irregular

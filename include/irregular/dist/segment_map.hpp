@@ -8,6 +8,7 @@
 #include <irregular/core/error.hpp>
 #include <irregular/core/index.hpp>
 #include <irregular/curve/interval.hpp>
+#include <irregular/dist/detail/aligned_cover.hpp>
 #include <irregular/dist/ownership_map.hpp>
 
 #include <algorithm>
@@ -78,19 +79,7 @@ class SegmentMap {
   /// curve order (at most 2 * max_level * (arity^dim - 1) cells).
   [[nodiscard]] std::vector<Cell<dim>> private_roots(int rank) const {
     std::vector<Cell<dim>> roots;
-    const auto seg = segment(rank);
-    index_type cur = seg.start;
-    const index_type digits = ipow<index_type>(static_cast<index_type>(C::arity), C::dim);
-    while (cur < seg.end) {
-      int level = C::max_level;  // grow the block while it stays aligned and inside
-      index_type block = 1;
-      while (level > 0 && cur % (block * digits) == 0 && cur + block * digits <= seg.end) {
-        block *= digits;
-        --level;
-      }
-      roots.push_back(curve::cell_of_finest<C>(cur, level));
-      cur += block;
-    }
+    detail::aligned_cover<C>(segment(rank), [&](const Cell<dim>& c) { roots.push_back(c); });
     return roots;
   }
 

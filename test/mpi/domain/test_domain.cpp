@@ -8,6 +8,7 @@
 #include <irregular/curve/peano.hpp>
 #include <irregular/domain.hpp>
 #include <irregular/partition/nicol_plus.hpp>
+#include <irregular/rect/metrics.hpp>
 #include <irregular/tree/htree.hpp>
 
 #include <boost/mpi/collectives.hpp>
@@ -19,6 +20,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -463,4 +465,106 @@ TEST_CASE("measured loads feed the next partition", "[domain][load]") {
   d.rebalance({.threshold = 0.0});
   require_consistent(d);
   REQUIRE(d.global_element_count() == n);
+}
+
+TEST_CASE("a domain migrates onto a rectangular partition: conservation and ownership", "[domain][rect]") {
+  mpi::communicator world;
+  using Curve = irr::curve::Hilbert<2>;
+  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, Curve, irr::load::ElementCount>;
+  const std::size_t n = 1500, k = 10;
+  auto pts = clustered<2>(n, 314);
+  for (const char* algo : {"JAG-M-HEUR-PROBE", "HIER-RB", "RECT-NICOL"}) {
+    CAPTURE(algo);
+    irr::DomainOptions<2, irr::load::ElementCount> opt;
+    opt.partitioning = irr::Partitioning::rectangular;
+    opt.rect_algorithm = algo;
+    opt.rect_level = 4;
+    Domain d(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k), opt);
+    std::vector<Particle> local;
+    for (std::size_t i = 0; i < n; ++i)
+      if (mine(i, n, 2, world)) local.push_back({pts[i], i});
+    d.insert(local);
+    d.build();
+    const auto* map = d.rectangle_map();
+    REQUIRE(map != nullptr);
+    REQUIRE(map->parts() == world.size());
+    irr::rect::validate(map->partition());  // the rectangles tile the grid exactly once
+    auto check = [&](const std::vector<std::array<double, 2>>& where) {
+      // The global leaves (sorted by start) equal the sequential tree.
+      auto g = gather_leaves(d);
+      std::vector<std::size_t> order(g.starts.size());
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      std::sort(order.begin(), order.end(), [&](auto a, auto b) { return g.starts[a] < g.starts[b]; });
+      const auto seq = sequential_tree(d, where, k);
+      REQUIRE(order.size() == seq.size());
+      for (std::size_t i = 0; i < seq.size(); ++i) {
+        REQUIRE(g.starts[order[i]] == seq.start(i));
+        REQUIRE(g.levels[order[i]] == seq.level(i));
+        REQUIRE(g.counts[order[i]] == seq.element_count(i));
+        // Ownership needs no communication: every rank computes where each leaf lives.
+        REQUIRE(map->leaf_owner(seq.cell(i)) == g.owner[order[i]]);
+      }
+      int bad = 0;
+      for (std::size_t i = 0; i < d.local_leaf_count(); ++i) {
+        auto leaf = d.leaf(i);
+        if (leaf.elements.size() != leaf.count) ++bad;
+        for (const auto& e : leaf.elements)
+          if (!leaf.interval.contains(d.key_of(e))) ++bad;
+      }
+      int total_bad = 0;
+      mpi::all_reduce(world, bad, total_bad, std::plus<int>());
+      REQUIRE(total_bad == 0);
+      std::vector<Particle> all_in;
+      for (std::size_t i = 0; i < n; ++i) all_in.push_back({where[i], i});
+      REQUIRE(global_checksum(world, checksum<Particle>(d.local_elements())) == checksum<Particle>(all_in));
+    };
+    check(pts);
+    // Neighbour ranks come from rectangle adjacency and are symmetric.
+    for (int r = 0; r < world.size(); ++r)
+      for (int s : map->neighbour_ranks(r)) {
+        const auto back = map->neighbour_ranks(s);
+        REQUIRE(std::find(back.begin(), back.end(), r) != back.end());
+      }
+    // Remote neighbours are named with the rank that owns them.
+    {
+      const auto seq = sequential_tree(d, pts, k);
+      int bad = 0;
+      for (std::size_t i = 0; i < d.local_leaf_count(); ++i) {
+        const auto nb = d.neighbours(i);
+        const std::size_t j = seq.leaf_containing(d.local_tree().starts()[i]);
+        for (std::size_t q : irr::neighbours<irr::stencil::Moore<2>>(seq, j)) {
+          const int owner = map->leaf_owner(seq.cell(q));
+          if (owner == world.rank()) {
+            const auto l = d.local_tree().find(seq.start(q));
+            if (l == d.local_leaf_count() || std::find(nb.local.begin(), nb.local.end(), l) == nb.local.end()) ++bad;
+          } else {
+            bool covered = false;
+            for (const auto& r : nb.remote)
+              covered = covered || (r.owner == owner && r.interval.overlaps({seq.start(q), seq.end(q)}));
+            if (!covered) ++bad;
+          }
+        }
+      }
+      int total_bad = 0;
+      mpi::all_reduce(world, bad, total_bad, std::plus<int>());
+      REQUIRE(total_bad == 0);
+    }
+    // Moving keeps the rectangles; rebalancing cuts them anew. Nothing is lost either way.
+    auto f = [](std::array<double, 2> x) { return std::array<double, 2>{x[0] * 0.6, x[1]}; };
+    auto moved = pts;
+    for (auto& x : moved) x = f(x);
+    d.move_elements([&](Particle& p) { p.position = f(p.position); });
+    check(moved);
+    d.rebalance({.threshold = 0.0});
+    map = d.rectangle_map();
+    check(moved);
+  }
+  // Unknown algorithm names and bad grid levels are rejected at construction.
+  irr::DomainOptions<2, irr::load::ElementCount> bad;
+  bad.partitioning = irr::Partitioning::rectangular;
+  bad.rect_algorithm = "JAG-NOPE";
+  REQUIRE_THROWS_AS(Domain(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k), bad), irr::invalid_argument);
+  bad.rect_algorithm = "HIER-RB";
+  bad.rect_level = -1;
+  REQUIRE_THROWS_AS(Domain(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k), bad), irr::invalid_argument);
 }
