@@ -5,7 +5,8 @@ import subprocess
 import sys
 
 compiler, include_dir, source, expected = sys.argv[1:5]
-r = subprocess.run([compiler, '-std=c++20', '-fsyntax-only', '-I', include_dir, source],
+extra = sys.argv[5:]
+r = subprocess.run([compiler, '-std=c++20', '-fsyntax-only', '-I', include_dir] + extra + [source],
                    capture_output=True, text=True)
 if r.returncode == 0:
     print(f'{source} compiled, but it must be rejected')
