@@ -48,6 +48,7 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
   using Record = detail::LeafRecord<I>;
   const int p = comm.size();
   const auto P = static_cast<std::size_t>(p);
+  if (p == 1) return {};  // everything stays: nothing to stage, pack or re-sort
   // Counting sort by destination keeps each group in its input (sorted) order.
   auto group = [P](std::span<const int> dest, std::vector<std::size_t>& order, std::vector<std::size_t>& first) {
     first.assign(P + 1, 0);
