@@ -16,6 +16,7 @@
 #include <irregular/dist/local_leaves.hpp>
 #include <irregular/dist/migration.hpp>
 #include <irregular/dist/rectangle_map.hpp>
+#include <irregular/dist/replicated_htree.hpp>
 #include <irregular/dist/segment_map.hpp>
 #include <irregular/mpi/collective_error.hpp>
 #include <irregular/mpi/communicator.hpp>
@@ -281,6 +282,9 @@ class IrregularDomain {
   [[nodiscard]] const Box<dim>& box() const noexcept { return box_; }
   /// The SFC segment map (with Partitioning::sfc_blocking; the sort's segments otherwise).
   [[nodiscard]] const SegmentMap<C>& ownership() const noexcept { return map_; }
+  /// The replicated H-Tree of the current segments: every rank's private roots with their
+  /// owners and the hnodes above them, O(p · depth), computed from the splitters alone.
+  [[nodiscard]] ReplicatedHTree<C> replicated_tree() const { return ReplicatedHTree<C>(map_); }
   /// The rectangle map (with Partitioning::rectangular, after build()); nullptr otherwise.
   [[nodiscard]] const auto* rectangle_map() const noexcept {
     if constexpr (dim == 2 || dim == 3) return rect_map_ ? &*rect_map_ : nullptr;

@@ -63,6 +63,8 @@
 #include <irregular/dist/local_leaves.hpp>
 #include <irregular/dist/migration.hpp>
 #include <irregular/dist/ownership_map.hpp>
+#include <irregular/dist/rectangle_map.hpp>
+#include <irregular/dist/replicated_htree.hpp>
 #include <irregular/dist/segment_map.hpp>
 
 // L5 domain, io

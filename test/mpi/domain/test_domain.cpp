@@ -568,3 +568,52 @@ TEST_CASE("a domain migrates onto a rectangular partition: conservation and owne
   bad.rect_level = -1;
   REQUIRE_THROWS_AS(Domain(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k), bad), irr::invalid_argument);
 }
+
+TEST_CASE("refinement stops at max_level: identical positions share one deepest leaf", "[domain][errors]") {
+  mpi::communicator world;
+  using Curve = irr::curve::Morton<2>;
+  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, Curve, irr::load::ElementCount>;
+  Domain d(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(4));
+  std::vector<Particle> same;
+  for (int i = 0; i < 25; ++i) same.push_back({{0.3, 0.7}, static_cast<std::uint64_t>(world.rank() * 100 + i)});
+  d.insert(same);
+  d.build();
+  // 25·p elements at one point: the condition still asks to split at max_level, which is
+  // clamped; that leaf holds them all, and the tree equals the sequential one.
+  std::vector<std::array<double, 2>> all(25 * static_cast<std::size_t>(world.size()), {0.3, 0.7});
+  require_same_tree(gather_leaves(d), sequential_tree(d, all, 4));
+  std::uint64_t deepest = 0, mine = 0;
+  for (auto leaf : d.local_leaves())
+    if (leaf.cell.level == Curve::max_level) mine += leaf.count;
+  mpi::all_reduce(world, mine, deepest, std::plus<std::uint64_t>());
+  REQUIRE(deepest == 25u * static_cast<std::uint64_t>(world.size()));
+}
+
+TEST_CASE("the ownership map is replicated: serializable, identical everywhere, O(p)", "[domain][ownership]") {
+  mpi::communicator world;
+  using Curve = irr::curve::Hilbert<2>;
+  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, Curve, irr::load::ElementCount>;
+  Domain d(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(8));
+  const auto pts = clustered<2>(600, 8);
+  std::vector<Particle> local;
+  for (std::size_t i = 0; i < pts.size(); ++i)
+    if (mine(i, pts.size(), 1, world)) local.push_back({pts[i], i});
+  d.insert(local);
+  d.build();
+  // Rank 0's map travels through Boost.Serialization and equals every rank's own.
+  irr::SegmentMap<Curve> from_root = world.rank() == 0 ? d.ownership() : irr::SegmentMap<Curve>(1);
+  mpi::broadcast(world, from_root, 0);
+  REQUIRE(from_root == d.ownership());
+  REQUIRE(from_root.splitters().size() == static_cast<std::size_t>(world.size()) + 1);
+  // The replicated tree's leaves are every rank's private roots; this rank's local leaves lie
+  // inside its own.
+  const auto rep = d.replicated_tree();
+  for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
+    REQUIRE(rep.leaf_containing(d.local_tree().starts()[i]).owner == world.rank());
+  // Neighbour ranks are symmetric.
+  for (int r = 0; r < world.size(); ++r)
+    for (int s : d.ownership().neighbour_ranks(r)) {
+      const auto back = d.ownership().neighbour_ranks(s);
+      REQUIRE(std::find(back.begin(), back.end(), r) != back.end());
+    }
+}

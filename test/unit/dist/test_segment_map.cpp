@@ -138,3 +138,38 @@ TEST_CASE("SegmentMap rejects malformed splitters", "[dist][segment_map][errors]
   REQUIRE(one.owners(irr::Cell<2>{}) == std::vector<int>{0});
   REQUIRE(one.neighbour_ranks(0).empty());
 }
+
+#include <irregular/dist/replicated_htree.hpp>
+
+TEST_CASE("the replicated H-Tree: private roots tile the domain, ancestors are shared", "[dist][replicated]") {
+  using C = irr::curve::Hilbert<2>;
+  std::mt19937_64 rng(77);
+  for (int parts : {1, 2, 3, 5, 8}) {
+    CAPTURE(parts);
+    const irr::SegmentMap<C> map(aligned_splitters<C>(parts, 6, rng));
+    const irr::ReplicatedHTree<C> rep(map);
+    // Leaves tile [0, end) in order and each is owned by the segment holding it.
+    std::uint64_t pos = 0;
+    for (const auto& h : rep.leaves()) {
+      REQUIRE(h.interval.start == pos);
+      REQUIRE(h.owner == map.owner(h.interval.start));
+      REQUIRE(map.owner(h.cell) == h.owner);
+      REQUIRE(&rep.leaf_containing(h.interval.end - 1) == &h);
+      pos = h.interval.end;
+    }
+    REQUIRE(pos == irr::SegmentMap<C>::domain_end());
+    // Internal hnodes are exactly the strict ancestors of leaves; each spans several ranks.
+    std::set<std::pair<int, std::uint64_t>> expected;
+    for (const auto& h : rep.leaves())
+      for (int l = 0; l < h.cell.level; ++l)
+        expected.insert({l, irr::curve::hnode_interval<C>(irr::curve::ancestor_at<C>(h.cell, l)).start});
+    REQUIRE(rep.internal().size() == expected.size());
+    for (const auto& h : rep.internal()) {
+      REQUIRE(expected.count({h.cell.level, h.interval.start}) == 1);
+      REQUIRE(h.owner == -1);
+      REQUIRE(map.owners(h.cell).size() >= 2);
+    }
+    // O(p · depth): bounded by the private-root bound times (depth + 1).
+    REQUIRE(rep.size() <= static_cast<std::size_t>(parts) * 2 * C::max_level * 3 * (C::max_level + 1));
+  }
+}
