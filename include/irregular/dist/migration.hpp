@@ -76,6 +76,14 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
   std::vector<char> bytes;
   std::vector<std::size_t> offsets(P + 1, 0);
   const auto self = static_cast<std::size_t>(comm.rank());
+  if constexpr (mpi::is_raw_transportable<E>) {  // exact size: no regrowth while packing
+    std::size_t total = 0;
+    for (std::size_t r = 0; r < P; ++r)
+      if (r != self)
+        total += 2 * mpi::pack_header_bytes + (leaf_first[r + 1] - leaf_first[r]) * sizeof(Record) +
+                 (elem_first[r + 1] - elem_first[r]) * sizeof(E);
+    bytes.reserve(total);
+  }
   for (std::size_t r = 0; r < P; ++r) {
     const std::size_t nl = leaf_first[r + 1] - leaf_first[r], ne = elem_first[r + 1] - elem_first[r];
     if (nl + ne > 0 && r != self) {  // what stays is handed over below, never packed
