@@ -289,7 +289,11 @@ int main(int argc, char** argv) {
     const std::size_t big = 10000000;
     const Config big_cfg{1, 1};  // warm-up and one timed run: keeps the full run near 3 minutes
     run<cv::Morton<2>>(world, solo, "Morton", big, 2024, big_cfg, BlockingCut::optimal, rows);
+    run<cv::Hilbert<2>>(world, solo, "Hilbert", big, 2024, big_cfg, BlockingCut::optimal, rows);
+    run<cv::Peano<2>>(world, solo, "Peano", big, 2024, big_cfg, BlockingCut::optimal, rows);
+    run<cv::Morton<3>>(world, solo, "Morton", big, 2025, big_cfg, BlockingCut::optimal, rows);
     run<cv::Hilbert<3>>(world, solo, "Hilbert", big, 2025, big_cfg, BlockingCut::optimal, rows);
+    run<cv::Peano<3>>(world, solo, "Peano", big, 2025, big_cfg, BlockingCut::optimal, rows);
   }
   if (world.rank() == 0) {
     if (!g_csv)
