@@ -3,6 +3,7 @@
 // the optimal partition by exact bisection over probes. saule-bas-catalyurek §2.2.
 #pragma once
 
+#include <irregular/core/detail/search.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/partition/chain_partition.hpp>
 #include <irregular/partition/detail/chain_search.hpp>
@@ -47,14 +48,9 @@ template <class T>
       good = boundary;
       boundary += slice;
     }
-    std::size_t bad = std::min(boundary, n + 1);
-    while (bad - good > 1) {
-      const std::size_t mid = good + (bad - good) / 2;
-      if (P[mid] - P[prev] <= bottleneck)
-        good = mid;
-      else
-        bad = mid;
-    }
+    good = detail::bisect_last_true(good, std::min(boundary, n + 1), [&](std::size_t j) {
+      return P[j] - P[prev] <= bottleneck;
+    });
     prev = good;
     if (separators) cuts[k + 1] = good;
   }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <irregular/core/detail/search.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/rect/detail/chain.hpp>
 #include <irregular/rect/detail/common.hpp>
@@ -45,34 +46,6 @@ inline std::size_t default_stripes(std::size_t P) {
 }  // namespace irregular::rect
 
 namespace irregular::detail {
-
-/// Largest e in [s, hi] with pred(e), given pred(s) and pred monotone (true then false).
-template <class Pred>
-std::size_t furthest_true(std::size_t s, std::size_t hi, const Pred& pred) {
-  std::size_t a = s, step = 1, b = hi;
-  while (true) {
-    const std::size_t c = a + step;
-    if (c >= hi) {
-      if (pred(hi)) return hi;
-      b = hi;
-      break;
-    }
-    if (!pred(c)) {
-      b = c;
-      break;
-    }
-    a = c;
-    step <<= 1;
-  }
-  while (b - a > 1) {
-    const std::size_t m = a + (b - a) / 2;
-    if (pred(m))
-      a = m;
-    else
-      b = m;
-  }
-  return a;
-}
 
 /// Picks the better of the two orientations.
 template <class T, class F>
@@ -212,7 +185,7 @@ std::vector<std::size_t> greedy_stripes(const StripeOracle<T>& o, const std::vec
   std::vector<std::size_t> ends;
   for (std::size_t k = k0; k < q.size() && s < hi_a; ++k) {
     const std::size_t e =
-        furthest_true(s, hi_a, [&](std::size_t j) { return o.fits(s, j, q[k], B); });
+        gallop_last_true(s, hi_a, [&](std::size_t j) { return o.fits(s, j, q[k], B); });
     ends.push_back(e);
     s = e;
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <irregular/core/detail/search.hpp>
 #include <irregular/rect/detail/chain.hpp>
 #include <irregular/rect/detail/common.hpp>
 #include <irregular/rect/jagged.hpp>
@@ -48,7 +49,7 @@ std::vector<std::size_t> refine_dimension(const rect::LoadGrid<T, 2>& g, const r
     std::size_t s = 0, count = 0;
     while (s < n) {
       if (count == p) return p + 1;
-      const std::size_t e = furthest_true(s, n, [&](std::size_t x) { return fits(s, x, B); });
+      const std::size_t e = gallop_last_true(s, n, [&](std::size_t x) { return fits(s, x, B); });
       if (e == s) return p + 1;
       if (ends) ends->push_back(lo + e);
       ++count;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <irregular/core/assert.hpp>
+#include <irregular/core/detail/search.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/core/index.hpp>
 
@@ -17,39 +18,6 @@
 #include <vector>
 
 namespace irregular::detail {
-
-/// Largest x in [lo, hi] with fits(x), given fits(lo); fits is true then false. Galloping from
-/// lo costs O(log(x - lo)) evaluations, which is what keeps probes cheap when parts are short.
-template <class Fits>
-std::size_t gallop_last_true(std::size_t lo, std::size_t hi, Fits&& fits) {
-  std::size_t good = lo, bad = hi + 1, step = 1;
-  while (good < hi) {
-    const std::size_t x = (hi - good > step) ? good + step : hi;
-    if (fits(x)) {
-      good = x;
-      step <<= 1;
-    } else {
-      bad = x;
-      break;
-    }
-  }
-  while (bad - good > 1) {
-    const std::size_t mid = good + (bad - good) / 2;
-    if (fits(mid))
-      good = mid;
-    else
-      bad = mid;
-  }
-  return good;
-}
-
-/// Smallest x in [lo, hi] with fits(x), given fits(hi); fits is false then true. Gallops down.
-template <class Fits>
-std::size_t gallop_first_true_down(std::size_t lo, std::size_t hi, Fits&& fits) {
-  const std::size_t d =
-      gallop_last_true(0, hi - lo, [&](std::size_t i) { return fits(hi - i); });
-  return hi - d;
-}
 
 inline void check_parts(std::size_t p, std::string_view who) {
   if (p == 0) throw invalid_argument(std::string(who) + ": the number of parts p must be > 0");
@@ -118,19 +86,9 @@ class ChainSearch {
           return false;
         }
         auto fits = [&](std::size_t j) { return cost_(m, prev, j) <= b; };
-        if (bounded_ && hi - lo <= 64) {  // a narrow window: plain bisection beats galloping
-          std::size_t good = lo, bad = hi + 1;
-          while (bad - good > 1) {
-            const std::size_t mid = good + (bad - good) / 2;
-            if (fits(mid))
-              good = mid;
-            else
-              bad = mid;
-          }
-          x = good;
-        } else {
-          x = gallop_last_true(lo, hi, fits);
-        }
+        // a narrow window: plain bisection beats galloping
+        x = (bounded_ && hi - lo <= 64) ? bisect_last_true(lo, hi + 1, fits)
+                                        : gallop_last_true(lo, hi, fits);
       } else {
         IRREGULAR_ASSERT(cost_(m, prev, lo) <= b);
       }

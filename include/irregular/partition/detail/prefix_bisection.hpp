@@ -4,6 +4,7 @@
 #pragma once
 
 #include <irregular/core/assert.hpp>
+#include <irregular/core/detail/search.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -196,45 +197,11 @@ class PrefixBisection {
   std::size_t search(std::size_t lo, std::size_t hi, std::size_t prev, W base, W b,
                      std::size_t len) const {
     auto fits = [&](std::size_t j) { return P_[j] - base <= b; };
-    std::size_t good = lo, bad = hi + 1;
-    if (hi - lo > 32) {
-      // Wide window: start at the expected end of the part and gallop outwards, so the
-      // search touches a few cache lines around the answer instead of the whole window.
-      const std::size_t g = len < hi - prev ? std::clamp(prev + len, lo, hi) : hi;
-      std::size_t step = 1;
-      if (fits(g)) {
-        good = g;
-        while (good < hi) {
-          const std::size_t t = hi - good > step ? good + step : hi;
-          if (fits(t)) {
-            good = t;
-            step <<= 1;
-          } else {
-            bad = t;
-            break;
-          }
-        }
-      } else {
-        bad = g;
-        while (true) {  // terminates: lo fits
-          const std::size_t t = bad - lo > step ? bad - step : lo;
-          if (fits(t)) {
-            good = t;
-            break;
-          }
-          bad = t;
-          step <<= 1;
-        }
-      }
-    }
-    while (bad - good > 1) {
-      const std::size_t mid = good + (bad - good) / 2;
-      if (fits(mid))
-        good = mid;
-      else
-        bad = mid;
-    }
-    return good;
+    if (hi - lo <= 32) return bisect_last_true(lo, hi + 1, fits);
+    // Wide window: start at the expected end of the part and gallop outwards, so the search
+    // touches a few cache lines around the answer instead of the whole window.
+    const std::size_t g = len < hi - prev ? std::clamp(prev + len, lo, hi) : hi;
+    return gallop_last_true_from(lo, hi, g, fits);
   }
 
   const W* P_;

@@ -7,57 +7,20 @@
 #include <algorithm>
 #include <cstddef>
 #include <irregular/core/assert.hpp>
+#include <irregular/core/detail/search.hpp>
 #include <limits>
 #include <type_traits>
 #include <vector>
 
 namespace irregular::detail {
 
-/// Largest e in [s, hi] with pre(e) <= limit, given pre(s) <= limit and pre non-decreasing.
-/// Galloping from s: parts are usually short, so this costs O(log(e - s)).
-template <class S, class Pre>
-inline std::size_t furthest_cut(const Pre& pre, std::size_t s, std::size_t hi, S limit) {
-  std::size_t a = s, step = 1;
-  std::size_t b = hi;
-  while (true) {
-    const std::size_t c = a + step;
-    if (c >= hi) {
-      if (pre(hi) <= limit) return hi;
-      b = hi;
-      break;
-    }
-    if (pre(c) > limit) {
-      b = c;
-      break;
-    }
-    a = c;
-    step <<= 1;
-  }
-  // pre(a) <= limit < pre(b)
-  while (b - a > 1) {
-    const std::size_t m = a + (b - a) / 2;
-    if (pre(m) <= limit)
-      a = m;
-    else
-      b = m;
-  }
-  return a;
-}
-
 /// Smallest e in [s, hi] with pre(e) >= target (hi if none).
 template <class S, class Pre>
 inline std::size_t first_reaching(const Pre& pre, std::size_t s, std::size_t hi, S target) {
-  std::size_t a = s, b = hi;
-  if (pre(a) >= target) return a;
-  if (pre(b) < target) return hi;
-  while (b - a > 1) {
-    const std::size_t m = a + (b - a) / 2;
-    if (pre(m) >= target)
-      b = m;
-    else
-      a = m;
-  }
-  return b;
+  auto reaches = [&](std::size_t e) { return pre(e) >= target; };
+  if (reaches(s)) return s;
+  if (!reaches(hi)) return hi;
+  return bisect_first_true(s, hi, reaches);
 }
 
 /// Greedy probe: number of maximal parts of load <= B covering [lo, hi); pmax + 1 when more
@@ -71,7 +34,9 @@ inline std::size_t greedy_parts(const Pre& pre, std::size_t lo, std::size_t hi, 
   S ps = pre(lo);
   while (s < hi) {
     if (count == pmax) return pmax + 1;
-    const std::size_t e = furthest_cut<S>(pre, s, hi, static_cast<S>(ps + B));
+    // Galloping from s: parts are usually short, so this costs O(log(e - s)).
+    const S limit = static_cast<S>(ps + B);
+    const std::size_t e = gallop_last_true(s, hi, [&](std::size_t x) { return pre(x) <= limit; });
     if (e == s) return std::numeric_limits<std::size_t>::max();
     const S pe = pre(e);
     if (maxload && pe - ps > *maxload) *maxload = pe - ps;
@@ -206,18 +171,8 @@ S nicol(std::size_t lo, std::size_t hi, std::size_t m, const F& f, const Feasibl
       if (v < lb) return false;
       return static_cast<bool>(feasible(k, s, v));
     };
-    std::size_t a = s, b = hi;  // pred(hi) holds: one interval takes the rest
-    if (pred(a)) {
-      b = a;
-    } else {
-      while (b - a > 1) {
-        const std::size_t mid = a + (b - a) / 2;
-        if (pred(mid))
-          b = mid;
-        else
-          a = mid;
-      }
-    }
+    // pred(hi) holds: one interval takes the rest
+    const std::size_t b = pred(s) ? s : bisect_first_true(s, hi, pred);
     const S v = f(k, s, b);
     if (v < ub) {
       ub = v;
