@@ -27,8 +27,8 @@ struct Hilbert {
 
  private:
   static constexpr bool table_path = D == 2 || D == 3;
-  // Levels per table lookup (fewer dependent lookups): 2D 5 levels (8 states x 1024 entries,
-  // 16 KiB), 3D 3 levels (48 states x 512 entries, 48 KiB).
+  // Levels per table lookup (fewer dependent lookups): 2D 5 levels (4 states x 1024 entries,
+  // 8 KiB), 3D 3 levels (24 states x 512 entries, 24 KiB).
   static constexpr int chunk = D == 2 ? 5 : 3;
 
  public:
@@ -36,7 +36,7 @@ struct Hilbert {
   static constexpr int arity = 2;
   static constexpr int max_level = detail::curve_max_level(2, D, index_bits<Index>);
   using index_type = Index;
-  /// 2D/3D: the number of a tabulated Skilling state; other D: the Skilling state itself.
+  /// 2D/3D: the number of a tabulated (minimized) Skilling state; other D: the Skilling state.
   using state_type = std::conditional_t<table_path, std::uint8_t, detail::SkillingState<D>>;
 
   /// Position of `c` along the curve at its own level, in [0, 2^(D*level)).

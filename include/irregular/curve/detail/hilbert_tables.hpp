@@ -11,44 +11,84 @@
 
 namespace irregular::detail {
 
-/// Reachable Skilling states from the root (2D: 8, 3D: 48), in breadth-first order.
+/// The Skilling state machine reachable from the root (2D: 8 states, 3D: 48), minimized: states
+/// that give every position the same digit and equivalent successors are merged (2D: 4 classes,
+/// 3D: 24), which halves the tables (the 3D 3-level table then fits L1). A class is represented
+/// by its first reachable state; class 0 is the root.
 template <int D>
 struct HilbertStates {
   static constexpr int children = 1 << D;
-  static constexpr int count = [] {
-    std::array<SkillingState<D>, 64> st{};
-    int n = 1;
-    st[0] = skilling_root<D>();
-    for (int i = 0; i < n; ++i)
-      for (unsigned y = 0; y < children; ++y) {
-        const auto ns = skilling_next<D>(st[i], y);
-        bool found = false;
-        for (int j = 0; j < n; ++j) found = found || st[j] == ns;
-        if (!found) st[n++] = ns;
+
+ private:
+  static constexpr int max_raw = 64;
+  struct Raw {
+    std::array<SkillingState<D>, max_raw> st{};
+    std::array<std::array<std::uint8_t, children>, max_raw> next{};  // by position
+    std::array<std::array<std::uint8_t, children>, max_raw> digit{};
+    int n = 0;
+  };
+  // Breadth-first over positions; next/digit are indexed by local position, not transformed bits.
+  static constexpr Raw raw = [] {
+    Raw r;
+    r.st[0] = skilling_root<D>();
+    r.n = 1;
+    for (int i = 0; i < r.n; ++i)
+      for (unsigned pos = 0; pos < children; ++pos) {
+        const auto ns = skilling_next<D>(r.st[i], skilling_transformed<D>(r.st[i], pos));
+        int f = -1;
+        for (int j = 0; j < r.n; ++j)
+          if (r.st[j] == ns) f = j;
+        if (f < 0) {
+          f = r.n;
+          r.st[r.n++] = ns;
+        }
+        r.next[i][pos] = static_cast<std::uint8_t>(f);
+        r.digit[i][pos] = static_cast<std::uint8_t>(skilling_digit<D>(r.st[i], pos));
       }
-    return n;
+    return r;
   }();
+  // Moore refinement: classes by digit function, then split by successor classes until stable.
+  static constexpr std::array<std::uint8_t, max_raw> cls = [] {
+    std::array<std::uint8_t, max_raw> cl{};
+    for (int round = 0; round <= raw.n; ++round) {
+      std::array<std::uint8_t, max_raw> nc{};
+      int m = 0;
+      for (int s = 0; s < raw.n; ++s) {
+        int f = -1;
+        for (int r = 0; r < s && f < 0; ++r) {
+          bool same = true;
+          for (unsigned p = 0; p < children; ++p)
+            same = same && raw.digit[s][p] == raw.digit[r][p] &&
+                   (round == 0 || cl[raw.next[s][p]] == cl[raw.next[r][p]]);
+          if (same) f = nc[r];
+        }
+        nc[s] = static_cast<std::uint8_t>(f < 0 ? m++ : f);
+      }
+      cl = nc;
+    }
+    return cl;
+  }();
+
+ public:
+  static constexpr int count = [] {
+    int m = 0;
+    for (int s = 0; s < raw.n; ++s) m = m > cls[s] + 1 ? m : cls[s] + 1;
+    return m;
+  }();
+  /// Representative Skilling state of each class.
   static constexpr std::array<SkillingState<D>, count> states = [] {
     std::array<SkillingState<D>, count> st{};
-    int n = 1;
-    st[0] = skilling_root<D>();
-    for (int i = 0; i < n; ++i)
-      for (unsigned y = 0; y < children; ++y) {
-        const auto ns = skilling_next<D>(st[i], y);
-        bool found = false;
-        for (int j = 0; j < n; ++j) found = found || st[j] == ns;
-        if (!found) st[n++] = ns;
-      }
+    for (int s = raw.n - 1; s >= 0; --s) st[cls[s]] = raw.st[s];
     return st;
   }();
-  // next[s][y]: state number after a level whose transformed bits are y.
+  // next[c][y]: class after a level whose transformed bits (in the representative) are y.
   static constexpr std::array<std::array<std::uint8_t, children>, count> next = [] {
     std::array<std::array<std::uint8_t, children>, count> t{};
-    for (int i = 0; i < count; ++i)
+    for (int c = 0; c < count; ++c)
       for (unsigned y = 0; y < children; ++y) {
-        const auto ns = skilling_next<D>(states[i], y);
-        for (int j = 0; j < count; ++j)
-          if (states[j] == ns) t[i][y] = static_cast<std::uint8_t>(j);
+        const auto ns = skilling_next<D>(states[c], y);
+        for (int j = 0; j < raw.n; ++j)
+          if (raw.st[j] == ns) t[c][y] = cls[j];
       }
     return t;
   }();
@@ -127,7 +167,7 @@ struct HilbertSplitTable {
 /// 2D/3D Hilbert index of a cell whose index fits 64 bits, with a fixed, fully unrolled number
 /// of lookups: the coordinates are padded with zero levels at the bottom up to Levels * Chunks
 /// levels (bottom levels never change higher digits), and the padding digits are shifted out.
-/// 2D: 32 levels, 4 per lookup (split tables, 4 KiB); 3D: 21 levels, 3 per lookup.
+/// 2D: 32 levels, 4 per lookup (split tables, 3 KiB); 3D: 21 levels, 3 per lookup (24 KiB).
 template <int D>
 inline std::uint64_t hilbert_encode_fixed(const std::array<coord_t, D>& anchor,
                                           int level) noexcept {
@@ -150,7 +190,7 @@ inline std::uint64_t hilbert_encode_fixed(const std::array<coord_t, D>& anchor,
     // pad == 32 (level 0) would shift by the full width.
     return level == 0 ? 0 : h >> (2 * pad);
   } else {
-    // One 48 KiB table: the split pair would not stay in L1.
+    // One 24 KiB table: a split pair (36 KiB) would not stay in L1.
     using T = HilbertTable<3, 3>;
     unsigned row = 0;
 #pragma GCC unroll 7
