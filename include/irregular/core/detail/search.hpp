@@ -37,7 +37,7 @@ constexpr std::size_t gallop_last_true(std::size_t lo, std::size_t hi, Pred&& pr
   std::size_t good = lo, step = 1;
   while (true) {
     const std::size_t x = good + step;
-    if (x >= hi) return pred(hi) ? hi : bisect_last_true(good, hi, pred);
+    if (x >= hi) return (good == hi || pred(hi)) ? hi : bisect_last_true(good, hi, pred);
     if (!pred(x)) return bisect_last_true(good, x, pred);
     good = x;
     step <<= 1;
