@@ -355,23 +355,9 @@ class JagMOptDP {
     if (lb < ub_) {
       for (std::size_t q = 1; q <= p && best > lb; ++q) {
         // smallest i in [0, j - 1] with F(i, p - q) >= G(i, j, q)
-        std::size_t x = 0, y = j - 1;
         auto pred = [&](std::size_t i) { return F(i, p - q) >= G(i, j, q); };
-        std::size_t istar;
-        if (pred(0)) {
-          istar = 0;
-        } else if (!pred(y)) {
-          istar = j;
-        } else {
-          while (y - x > 1) {
-            const std::size_t mid = x + (y - x) / 2;
-            if (pred(mid))
-              y = mid;
-            else
-              x = mid;
-          }
-          istar = y;
-        }
+        const std::size_t istar =
+            pred(0) ? 0 : !pred(j - 1) ? j : bisect_first_true(0, j - 1, pred);
         if (istar < j) {
           const S v = std::max(F(istar, p - q), G(istar, j, q));
           if (v < best) best = v, arg = {istar, q};
