@@ -8,6 +8,7 @@
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/index.hpp>
 #include <irregular/curve/detail/common.hpp>
+#include <irregular/curve/detail/hilbert_2d_bits.hpp>
 #include <irregular/curve/detail/hilbert_skilling.hpp>
 #include <irregular/curve/detail/hilbert_tables.hpp>
 #include <irregular/curve/detail/morton_bits.hpp>
@@ -80,7 +81,9 @@ struct Hilbert {
     IRREGULAR_ASSERT(detail::index_below_pow2(i, D * level));
     Cell<D> c;
     c.level = level;
-    if constexpr (table_path) {
+    if constexpr (D == 2 && index_bits<Index> <= 64) {
+      c.anchor = detail::hilbert2_decode_bits(static_cast<std::uint64_t>(i), level);
+    } else if constexpr (table_path) {
       using One = detail::HilbertTable<D, 1>;
       using Many = detail::HilbertTable<D, chunk>;
       Index m = 0;
