@@ -173,12 +173,12 @@ inline std::uint64_t hilbert_encode_fixed(const std::array<coord_t, D>& anchor,
                                           int level) noexcept {
   constexpr int levels = D == 2 ? 32 : 21;
   const int pad = levels - level;
-  std::array<coord_t, D> x{};
-  for (int d = 0; d < D; ++d)
-    x[static_cast<std::size_t>(d)] = anchor[static_cast<std::size_t>(d)] << pad;
-  const std::uint64_t m = morton_encode64<D>(x);
   std::uint64_t h = 0;
   if constexpr (D == 2) {
+    std::array<coord_t, D> x{};
+    for (int d = 0; d < D; ++d)
+      x[static_cast<std::size_t>(d)] = anchor[static_cast<std::size_t>(d)] << pad;
+    const std::uint64_t m = morton_encode64<D>(x);
     using S = HilbertSplitTable<2, 4>;
     unsigned row = 0;
 #pragma GCC unroll 8
@@ -190,7 +190,9 @@ inline std::uint64_t hilbert_encode_fixed(const std::array<coord_t, D>& anchor,
     // pad == 32 (level 0) would shift by the full width.
     return level == 0 ? 0 : h >> (2 * pad);
   } else {
-    // One 24 KiB table: a split pair (36 KiB) would not stay in L1.
+    // One 24 KiB table: a split pair (36 KiB) would not stay in L1. The code is padded with
+    // one shift (3 * level bits < 64, so nothing falls off the top).
+    const std::uint64_t m = morton_encode64<D>(anchor) << (3 * pad);
     using T = HilbertTable<3, 3>;
     unsigned row = 0;
 #pragma GCC unroll 7
