@@ -83,6 +83,8 @@ struct Hilbert {
     c.level = level;
     if constexpr (D == 2 && index_bits<Index> <= 64) {
       c.anchor = detail::hilbert2_decode_bits(static_cast<std::uint64_t>(i), level);
+    } else if constexpr (D == 3 && index_bits<Index> <= 64) {
+      c.anchor = detail::hilbert3_decode_fixed(static_cast<std::uint64_t>(i), level);
     } else if constexpr (table_path) {
       using One = detail::HilbertTable<D, 1>;
       using Many = detail::HilbertTable<D, chunk>;

@@ -205,4 +205,23 @@ inline std::uint64_t hilbert_encode_fixed(const std::array<coord_t, D>& anchor,
   }
 }
 
+/// 3D Hilbert cell of an index that fits 64 bits, the inverse of hilbert_encode_fixed<3>: the
+/// index is padded with zero digits at the bottom up to 21 levels (7 unrolled 3-level lookups)
+/// and the padding levels are shifted out of the coordinates.
+inline std::array<coord_t, 3> hilbert3_decode_fixed(std::uint64_t i, int level) noexcept {
+  const int pad = 21 - level;
+  const std::uint64_t h = i << (3 * pad);  // 3 * level bits < 64: nothing falls off the top
+  using T = HilbertTable<3, 3>;
+  std::uint64_t m = 0;
+  unsigned row = 0;
+#pragma GCC unroll 7
+  for (int k = 6; k >= 0; --k) {
+    const unsigned e = T::dec[row | static_cast<unsigned>((h >> (9 * k)) & T::mask)];
+    m = (m << 9) | (e & T::mask);
+    row = e & ~T::mask;
+  }
+  const auto x = morton_decode64<3>(m);
+  return {x[0] >> pad, x[1] >> pad, x[2] >> pad};
+}
+
 }  // namespace irregular::detail
