@@ -1,5 +1,6 @@
 // Hilbert curve: consecutive cells are face neighbours. 2D and 3D through compile-time state
-// tables (several levels per lookup), any D from 1 to 8 through Skilling's transform (2004).
+// tables (several levels per lookup; 2D decode by prefix parities), any D from 1 to 8 through
+// Skilling's transform (2004).
 #pragma once
 
 #include <cstdint>
