@@ -3,6 +3,7 @@
 // segment shifts). Nothing is lost or duplicated: the sender keeps nothing it sent.
 #pragma once
 
+#include <irregular/core/assert.hpp>
 #include <irregular/core/concepts.hpp>
 #include <irregular/dist/distributed_sort.hpp>
 #include <irregular/dist/local_leaves.hpp>
@@ -69,13 +70,18 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
     const std::size_t i = leaf_order[k];
     records[k] = Record{leaves.starts_[i], leaves.counts_[i], loads[i], leaves.levels_[i]};
   }
+  const auto self = static_cast<std::size_t>(comm.rank());
+  // The part that stays keeps its keys; only received elements are keyed again.
+  std::vector<I> self_keys;
+  self_keys.reserve(elem_first[self + 1] - elem_first[self]);
+  for (std::size_t k = elem_first[self]; k < elem_first[self + 1]; ++k) self_keys.push_back(keys[elem_order[k]]);
   for (std::size_t j : elem_order) staged.push_back(std::move(elements[j]));
   std::vector<E>().swap(elements);
+  keys.clear();
 
   mpi::MigrationCounters sent;
   std::vector<char> bytes;
   std::vector<std::size_t> offsets(P + 1, 0);
-  const auto self = static_cast<std::size_t>(comm.rank());
   if constexpr (mpi::is_raw_transportable<E>) {  // exact size: no regrowth while packing
     std::size_t total = 0;
     for (std::size_t r = 0; r < P; ++r)
@@ -109,6 +115,7 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
                   records.begin() + static_cast<std::ptrdiff_t>(leaf_first[self + 1]));
     elements.insert(elements.end(), std::make_move_iterator(staged.begin() + static_cast<std::ptrdiff_t>(elem_first[self])),
                     std::make_move_iterator(staged.begin() + static_cast<std::ptrdiff_t>(elem_first[self + 1])));
+    keys.insert(keys.end(), self_keys.begin(), self_keys.end());
     self_done = true;
   };
   for (std::size_t i = 0; i < got.sources.size(); ++i) {
@@ -117,6 +124,7 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
     in.clear();
     const std::size_t used = mpi::unpack(msg, in);
     mpi::unpack(msg.subspan(used), elements);
+    for (std::size_t j = keys.size(); j < elements.size(); ++j) keys.push_back(key_of(elements[j]));
     all_in.insert(all_in.end(), in.begin(), in.end());
   }
   if (!self_done) take_self();
@@ -131,8 +139,7 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
     leaves.push_back(rec.start, rec.level, rec.count);
     loads.push_back(rec.load);
   }
-  keys.resize(elements.size());
-  for (std::size_t i = 0; i < elements.size(); ++i) keys[i] = key_of(elements[i]);
+  IRREGULAR_ASSERT(keys.size() == elements.size());
   detail::sort_by_key(elements, keys);  // returns at once when already sorted
   return sent;
 }
