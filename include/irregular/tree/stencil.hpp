@@ -67,9 +67,9 @@ concept Stencil = StencilHasDim<S> && StencilHasOffsets<S> && StencilHasLevels<S
 namespace stencil {
 
 namespace detail {
-template <int D, int R, bool Linf>
-constexpr std::size_t count_offsets() {
-  std::size_t n = 0;
+/// Calls f(offset) for every offset in [-R, R]^D whose norm (L-infinity or L1) lies in [1, R].
+template <int D, int R, bool Linf, class F>
+constexpr void for_each_offset(F&& f) {
   std::array<int, static_cast<std::size_t>(D)> o{};
   for (auto& x : o) x = -R;
   while (true) {
@@ -79,31 +79,23 @@ constexpr std::size_t count_offsets() {
       linf = std::max(linf, x < 0 ? -x : x);
     }
     const int norm = Linf ? linf : l1;
-    if (norm >= 1 && norm <= R) ++n;
+    if (norm >= 1 && norm <= R) f(o);
     int d = 0;
     while (d < D && ++o[static_cast<std::size_t>(d)] > R) o[static_cast<std::size_t>(d++)] = -R;
     if (d == D) break;
   }
+}
+template <int D, int R, bool Linf>
+constexpr std::size_t count_offsets() {
+  std::size_t n = 0;
+  for_each_offset<D, R, Linf>([&n](const auto&) { ++n; });
   return n;
 }
 template <int D, int R, bool Linf>
 constexpr auto make_offsets() {
   std::array<std::array<int, static_cast<std::size_t>(D)>, count_offsets<D, R, Linf>()> r{};
   std::size_t n = 0;
-  std::array<int, static_cast<std::size_t>(D)> o{};
-  for (auto& x : o) x = -R;
-  while (true) {
-    int l1 = 0, linf = 0;
-    for (int x : o) {
-      l1 += x < 0 ? -x : x;
-      linf = std::max(linf, x < 0 ? -x : x);
-    }
-    const int norm = Linf ? linf : l1;
-    if (norm >= 1 && norm <= R) r[n++] = o;
-    int d = 0;
-    while (d < D && ++o[static_cast<std::size_t>(d)] > R) o[static_cast<std::size_t>(d++)] = -R;
-    if (d == D) break;
-  }
+  for_each_offset<D, R, Linf>([&](const auto& o) { r[n++] = o; });
   return r;
 }
 }  // namespace detail

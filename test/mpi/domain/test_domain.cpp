@@ -78,6 +78,16 @@ bool mine(std::size_t i, std::size_t n, int split, const mpi::communicator& w) {
   }
 }
 
+// Each rank inserts its share (split as in mine()) of the global points, tagged by index; build.
+template <class Domain, class Point>
+void insert_and_build(Domain& d, const std::vector<Point>& pts, int split) {
+  std::vector<typename Domain::element_type> local;
+  for (std::size_t i = 0; i < pts.size(); ++i)
+    if (mine(i, pts.size(), split, d.comm())) local.push_back({pts[i], i});
+  d.insert(local);
+  d.build();
+}
+
 // Order-independent checksum of a set of ids and positions.
 template <class E>
 std::array<std::uint64_t, 3> checksum(std::span<const E> es) {
@@ -233,11 +243,7 @@ TEST_CASE("3D build, greedy cut, and the greedy bound", "[domain]") {
   irr::DomainOptions<3, irr::load::ElementCount> opt;
   opt.cut = irr::BlockingCut::greedy;
   Domain d(world, irr::Box<3>{{0, 0, 0}, {1, 1, 1}}, irr::refine::max_elements(k), opt);
-  std::vector<Particle3> local;
-  for (std::size_t i = 0; i < n; ++i)
-    if (mine(i, n, 1, world)) local.push_back({pts[i], i});
-  d.insert(local);
-  d.build();
+  insert_and_build(d, pts, 1);
   require_same_tree(gather_leaves(d), sequential_tree(d, pts, k));
   require_consistent(d);
   const auto rep = d.load_report();
@@ -255,11 +261,7 @@ TEST_CASE("move_elements refines and prunes to the sequential tree and conserves
   const std::size_t n = 1500, k = 12;
   auto pts = clustered<2>(n, 99);
   Domain d(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k));
-  std::vector<Particle> local;
-  for (std::size_t i = 0; i < n; ++i)
-    if (mine(i, n, 1, world)) local.push_back({pts[i], i});
-  d.insert(local);
-  d.build();
+  insert_and_build(d, pts, 1);
   // Step 1: everything drifts right and wraps; step 2: all collapse towards one corner (whole
   // segments empty out); step 3: spread again.
   auto step = [&](auto f) {
@@ -287,11 +289,7 @@ TEST_CASE("rebalance respects the threshold and reaches the optimum when it rema
   const std::size_t n = 1000, k = 8;
   auto pts = clustered<2>(n, 5);
   Domain d(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k));
-  std::vector<Particle> local;
-  for (std::size_t i = 0; i < n; ++i)
-    if (mine(i, n, 2, world)) local.push_back({pts[i], i});
-  d.insert(local);
-  d.build();
+  insert_and_build(d, pts, 2);
   // Balanced right after build: a generous threshold never remaps.
   REQUIRE_FALSE(d.rebalance({.threshold = 10.0}));
   // Squeeze the left half: loads become unbalanced, then a remap restores the optimum.
@@ -446,11 +444,7 @@ TEST_CASE("measured loads feed the next partition", "[domain][load]") {
   const std::size_t n = 600;
   const auto pts = clustered<2>(n, 21);
   Domain d(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(8));
-  std::vector<Particle> local;
-  for (std::size_t i = 0; i < n; ++i)
-    if (mine(i, n, 1, world)) local.push_back({pts[i], i});
-  d.insert(local);
-  d.build();
+  insert_and_build(d, pts, 1);
   // Work only on leaves in the lower half of the box: they become the heavy ones.
   volatile double sink = 0;
   for (auto leaf : d.local_leaves()) {
