@@ -189,7 +189,7 @@ class IrregularDomain {
     for (std::size_t i = 0; i < all.size(); ++i) keys[i] = key_of(all[i]);
     mpi::ExchangeStats sort_stats;
     const auto bounds = sample_sort(comm_.get(), all, keys, SegmentMap<C>::domain_end(),
-                                    [this](const Element& e) { return key_of(e); }, tag_sort, &sort_stats);
+                                    key_fn(), tag_sort, &sort_stats);
     elements_ = std::move(all);
     keys_ = std::move(keys);
     profile_.sort = lap(t0);
@@ -347,7 +347,6 @@ class IrregularDomain {
     neighbours_of_cell<C, S>(leaves_.starts(), leaves_.levels(), c, options_.periodic, out.local);
     out.remote.clear();
     if (comm_.size() == 1) return;  // nothing is remote
-    const auto own = map_.segment(comm_.rank());
     uncovered_stencil_intervals<C, S>(leaves_.starts(), leaves_.levels(), c, options_.periodic,
                                       [&](IndexInterval<index_type> iv) {
       if constexpr (dim == 2 || dim == 3) {
@@ -362,7 +361,6 @@ class IrregularDomain {
         const auto seg = map_.segment(r);
         out.remote.push_back({{std::max(iv.start, seg.start), std::min(iv.end, seg.end)}, r});
       }
-      (void)own;
     });
     std::sort(out.remote.begin(), out.remote.end(), [](const auto& a, const auto& b) {
       return a.interval.start != b.interval.start ? a.interval.start < b.interval.start : a.owner < b.owner;
@@ -434,6 +432,39 @@ class IrregularDomain {
   }
   // Each phase has its own tag on the domain's own communicator.
   static constexpr int tag_sort = 11, tag_migrate = 12, tag_move = 13;
+
+  /// key_of as a callable for the sort and migration.
+  [[nodiscard]] auto key_fn() const {
+    return [this](const Element& e) { return key_of(e); };
+  }
+
+  /// Cells of the leaves that reach past the segment end of the rank that emitted them (each
+  /// rank's last leaf at most; O(p) values gathered): after a rebuild their elements may sit on
+  /// the next ranks. Collective over comm.
+  [[nodiscard]] std::vector<Cell<dim>> straddling_leaves() const {
+    const auto own = map_.segment(comm_.rank());
+    std::pair<detail::IndexWire, int> last{detail::IndexWire::from(index_type{0}), -1};
+    if (leaves_.size() && leaves_.interval(leaves_.size() - 1).end > own.end)
+      last = {detail::IndexWire::from(leaves_.starts_.back()), leaves_.levels_.back()};
+    std::vector<std::pair<detail::IndexWire, int>> all;
+    boost::mpi::all_gather(comm_.get(), last, all);
+    std::vector<Cell<dim>> out;
+    for (const auto& [w, level] : all)
+      if (level >= 0) out.push_back(curve::cell_of_finest<C>(w.template as<index_type>(), level));
+    return out;
+  }
+
+  /// Sends leaf i to leaf_dest[i] and element j to elem_dest[j], then refreshes loads, element
+  /// offsets and the global counters (measured seconds travel with their leaves).
+  void migrate_to(std::span<const int> leaf_dest, std::span<const int> elem_dest) {
+    std::vector<double> payload = loads_;
+    if constexpr (detail::MeasuredMetric<Metric>) payload = measured_;
+    migration_ += migrate<C>(comm_.get(), leaf_dest, elem_dest, leaves_, payload, elements_, keys_, key_fn(),
+                             tag_migrate);
+    estimate_loads(detail::MeasuredMetric<Metric> ? payload : std::vector<double>{});
+    compute_offsets();
+    finish_counters();
+  }
 
   std::optional<std::string> first_invalid(std::span<const Element> elements, const char* who) const {
     for (std::size_t i = 0; i < elements.size(); ++i) {
@@ -535,7 +566,7 @@ class IrregularDomain {
     for (std::size_t i = 0; i < elements_.size(); ++i) keys[i] = key_of(elements_[i]);
     mpi::ExchangeStats stats;
     const auto bounds = sample_sort(comm_.get(), elements_, keys, SegmentMap<C>::domain_end(),
-                                    [this](const Element& e) { return key_of(e); }, tag_sort, &stats);
+                                    key_fn(), tag_sort, &stats);
     keys_ = std::move(keys);
     profile_.sort_bytes = stats.bytes_sent;
     migration_.bytes += stats.bytes_sent;  // in this path the sort is part of the movement
@@ -591,72 +622,43 @@ class IrregularDomain {
         rect_map_.emplace(g, partitioner(matrix, matrix.box(), static_cast<std::size_t>(comm_.size())));
       }
       profile_.partition = lap(t0);
-      // Elements follow their leaf; a leaf may reach into the next rank's sorted run, so each
-      // rank names its last leaf (O(p) values) for elements whose leaf is elsewhere.
-      const auto own = map_.segment(comm_.rank());
-      std::pair<detail::IndexWire, int> last{detail::IndexWire::from(index_type{0}), -1};
-      if (leaves_.size() && leaves_.interval(leaves_.size() - 1).end > own.end)
-        last = {detail::IndexWire::from(leaves_.starts_.back()), leaves_.levels_.back()};
-      std::vector<std::pair<detail::IndexWire, int>> lasts;
-      boost::mpi::all_gather(comm_.get(), last, lasts);
+      // Elements follow their leaf, which may be held by an earlier rank (straddling).
+      const auto straddling = straddling_leaves();
       std::vector<int> leaf_dest(leaves_.size()), elem_dest(elements_.size());
       for (std::size_t i = 0; i < leaves_.size(); ++i) leaf_dest[i] = rect_map_->leaf_owner(leaves_.cell(i));
       for (std::size_t j = 0; j < keys_.size(); ++j) {
         const auto i = leaves_.find(keys_[j]);
         if (i < leaves_.size()) { elem_dest[j] = leaf_dest[i]; continue; }
         elem_dest[j] = -1;
-        for (const auto& [w, level] : lasts) {
-          if (level < 0) continue;
-          const auto c = curve::cell_of_finest<C>(w.template as<index_type>(), level);
+        for (const auto& c : straddling)
           if (curve::hnode_interval<C>(c).contains(keys_[j])) elem_dest[j] = rect_map_->leaf_owner(c);
-        }
         IRREGULAR_ASSERT(elem_dest[j] >= 0);
       }
-      std::vector<double> payload = loads_;
-      if constexpr (detail::MeasuredMetric<Metric>) payload = measured_;
-      migration_ += migrate<C>(comm_.get(), std::span<const int>(leaf_dest), std::span<const int>(elem_dest),
-                               leaves_, payload, elements_, keys_,
-                               [this](const Element& e) { return key_of(e); }, tag_migrate);
-      estimate_loads(detail::MeasuredMetric<Metric> ? payload : std::vector<double>{});
-      compute_offsets();
+      migrate_to(leaf_dest, elem_dest);
       profile_.migration = lap(t0);
-      finish_counters();
     } else {
       (void)repartition;
     }
   }
 
+  /// Moves every leaf and element to the segment of `to` holding its curve index.
   void apply_map(SegmentMap<C> to) {
-    std::vector<double> payload = loads_;
-    if constexpr (detail::MeasuredMetric<Metric>) payload = measured_;
-    const auto sent = migrate(comm_.get(), to, leaves_, payload, elements_, keys_,
-                              [this](const Element& e) { return key_of(e); }, tag_migrate);
-    migration_ += sent;
+    std::vector<int> leaf_dest(leaves_.size()), elem_dest(keys_.size());
+    for (std::size_t i = 0; i < leaves_.size(); ++i) leaf_dest[i] = to.owner(leaves_.starts_[i]);
+    for (std::size_t j = 0; j < keys_.size(); ++j) elem_dest[j] = to.owner(keys_[j]);
     map_ = std::move(to);
-    estimate_loads(detail::MeasuredMetric<Metric> ? payload : std::vector<double>{});
-    compute_offsets();
-    finish_counters();
+    migrate_to(leaf_dest, elem_dest);
   }
 
-  /// After adaptation a leaf emitted by rank r may reach past r's segment end; each rank reports
-  /// its last leaf (O(p) values) and the segment ends inside such leaves move to their starts.
+  /// After adaptation a leaf emitted by rank r may reach past r's segment end: the segment ends
+  /// inside such leaves move back to their starts.
   void snap_to_leaves() {
-    const auto own = map_.segment(comm_.rank());
-    std::pair<detail::IndexWire, detail::IndexWire> last{};
-    bool straddles = !leaves_.size() ? false : leaves_.interval(leaves_.size() - 1).end > own.end;
-    if (straddles) {
-      const auto iv = leaves_.interval(leaves_.size() - 1);
-      last = {detail::IndexWire::from(iv.start), detail::IndexWire::from(iv.end)};
-    }
-    std::vector<std::pair<detail::IndexWire, detail::IndexWire>> all;
-    boost::mpi::all_gather(comm_.get(), last, all);
     auto spl = map_.splitters();
     bool changed = false;
-    for (const auto& [ws, we] : all) {
-      const auto s = ws.template as<index_type>(), e = we.template as<index_type>();
-      if (s == e) continue;
+    for (const auto& c : straddling_leaves()) {
+      const auto iv = curve::hnode_interval<C>(c);
       for (std::size_t k = 1; k + 1 < spl.size(); ++k)
-        if (spl[k] > s && spl[k] < e) { spl[k] = s; changed = true; }
+        if (spl[k] > iv.start && spl[k] < iv.end) { spl[k] = iv.start; changed = true; }
     }
     if (changed) apply_map(SegmentMap<C>(std::move(spl)));
   }

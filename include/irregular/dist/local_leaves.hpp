@@ -41,8 +41,7 @@ struct LocalLeaves {
     return curve::cell_of_finest<C>(starts_[i], levels_[i]);
   }
   [[nodiscard]] IndexInterval<index_type> interval(std::size_t i) const {
-    return {starts_[i], starts_[i] + ipow<index_type>(static_cast<index_type>(C::arity),
-                                                     C::dim * (C::max_level - levels_[i]))};
+    return {starts_[i], starts_[i] + curve::detail_interval::span<C>(C::max_level - levels_[i])};
   }
   /// Local leaf whose interval contains finest index i, or size() when none does.
   [[nodiscard]] std::size_t find(index_type i) const noexcept {
@@ -96,9 +95,7 @@ LocalLeaves<C> construct_leaves(const boost::mpi::communicator& comm,
                                 const Condition& condition) {
   using I = typename C::index_type;
   using Key = detail::HnodeKey<I>;
-  const auto span_at = [](int level) {
-    return ipow<I>(static_cast<I>(C::arity), C::dim * (C::max_level - level));
-  };
+  const auto span_at = [](int level) { return curve::detail_interval::span<C>(C::max_level - level); };
   // Common ancestors of b-1 and b for every inner boundary b: all hnodes that straddle ranks.
   std::vector<Key> straddling;
   const I end = bounds.back();

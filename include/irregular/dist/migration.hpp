@@ -7,7 +7,6 @@
 #include <irregular/core/concepts.hpp>
 #include <irregular/dist/distributed_sort.hpp>
 #include <irregular/dist/local_leaves.hpp>
-#include <irregular/dist/segment_map.hpp>
 #include <irregular/mpi/counters.hpp>
 #include <irregular/mpi/sparse_exchange.hpp>
 #include <irregular/mpi/transport.hpp>
@@ -142,19 +141,6 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
   IRREGULAR_ASSERT(keys.size() == elements.size());
   detail::sort_by_key(elements, keys);  // returns at once when already sorted
   return sent;
-}
-
-/// The SFC case: every leaf and element goes to the segment holding its curve index.
-template <SpaceFillingCurve C, class E, class KeyOf>
-mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, const SegmentMap<C>& to,
-                               LocalLeaves<C>& leaves, std::vector<double>& loads,
-                               std::vector<E>& elements, std::vector<typename C::index_type>& keys,
-                               KeyOf&& key_of, int tag) {
-  std::vector<int> leaf_dest(leaves.size()), elem_dest(elements.size());
-  for (std::size_t i = 0; i < leaves.size(); ++i) leaf_dest[i] = to.owner(leaves.starts_[i]);
-  for (std::size_t j = 0; j < keys.size(); ++j) elem_dest[j] = to.owner(keys[j]);
-  return migrate<C>(comm, std::span<const int>(leaf_dest), std::span<const int>(elem_dest), leaves, loads,
-                    elements, keys, std::forward<KeyOf>(key_of), tag);
 }
 
 }  // namespace irregular
