@@ -57,15 +57,15 @@
 #include <irregular/mpi/transport.hpp>
 
 // L4 dist
-#include <irregular/dist/blocking_partitioner.hpp>
-#include <irregular/dist/distributed_sort.hpp>
-#include <irregular/dist/load_metric.hpp>
-#include <irregular/dist/local_leaves.hpp>
-#include <irregular/dist/migration.hpp>
-#include <irregular/dist/ownership_map.hpp>
-#include <irregular/dist/rectangle_map.hpp>
-#include <irregular/dist/replicated_htree.hpp>
-#include <irregular/dist/segment_map.hpp>
+#include <irregular/distributed/blocking_partitioner.hpp>
+#include <irregular/distributed/distributed_sort.hpp>
+#include <irregular/distributed/load_metric.hpp>
+#include <irregular/distributed/local_leaves.hpp>
+#include <irregular/distributed/migration.hpp>
+#include <irregular/distributed/ownership_map.hpp>
+#include <irregular/distributed/rectangle_map.hpp>
+#include <irregular/distributed/replicated_htree.hpp>
+#include <irregular/distributed/segment_map.hpp>
 
 // L5 domain, io
 #include <irregular/domain.hpp>

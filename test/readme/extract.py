@@ -20,7 +20,7 @@ for i, line in enumerate(lines, 1):
             name = f'readme_{n:02d}.cpp'
             (outdir / name).write_text(f'// README.md line {start}\n' + text)
             mpi = any(s in text for s in ('boost/mpi', 'irregular/irregular.hpp', 'irregular/domain.hpp',
-                                          'irregular/mpi/', 'irregular/dist/'))
+                                          'irregular/mpi/', 'irregular/distributed/'))
             print(name, 'mpi' if mpi else 'serial', start)
         block = None
     elif block is not None:

@@ -8,8 +8,8 @@
 #include <irregular/core/error.hpp>
 #include <irregular/core/index.hpp>
 #include <irregular/curve/interval.hpp>
-#include <irregular/dist/detail/aligned_cover.hpp>
-#include <irregular/dist/ownership_map.hpp>
+#include <irregular/distributed/detail/aligned_cover.hpp>
+#include <irregular/distributed/ownership_map.hpp>
 
 #include <algorithm>
 #include <cstddef>

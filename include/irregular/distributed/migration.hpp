@@ -5,8 +5,8 @@
 
 #include <irregular/core/assert.hpp>
 #include <irregular/core/concepts.hpp>
-#include <irregular/dist/distributed_sort.hpp>
-#include <irregular/dist/local_leaves.hpp>
+#include <irregular/distributed/distributed_sort.hpp>
+#include <irregular/distributed/local_leaves.hpp>
 #include <irregular/mpi/counters.hpp>
 #include <irregular/mpi/sparse_exchange.hpp>
 #include <irregular/mpi/transport.hpp>

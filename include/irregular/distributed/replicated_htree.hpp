@@ -6,7 +6,7 @@
 #include <irregular/core/cell.hpp>
 #include <irregular/core/concepts.hpp>
 #include <irregular/curve/interval.hpp>
-#include <irregular/dist/segment_map.hpp>
+#include <irregular/distributed/segment_map.hpp>
 
 #include <algorithm>
 #include <cstddef>

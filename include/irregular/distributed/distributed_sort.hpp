@@ -4,7 +4,7 @@
 #pragma once
 
 #include <irregular/core/index.hpp>
-#include <irregular/dist/detail/index_wire.hpp>
+#include <irregular/distributed/detail/index_wire.hpp>
 #include <irregular/mpi/counters.hpp>
 #include <irregular/mpi/sparse_exchange.hpp>
 
