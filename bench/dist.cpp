@@ -109,7 +109,7 @@ Row measure(const mpi::communicator& comm, const std::vector<Point<C::dim>>& pts
   r.ranks = p;
   std::vector<double> tb, ts, tl, tp, tm;
   for (int rep = 0; rep < cfg.warmups + cfg.reps; ++rep) {
-    Domain dom(comm, box, irr::refine::max_elements(32), {.cut = cut});
+    Domain dom(comm, box, irr::refine::max_elements(32), {.partitioner = {cut}});
     dom.insert(share);
     comm.barrier();
     const double t0 = now_s();

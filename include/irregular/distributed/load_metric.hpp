@@ -46,6 +46,21 @@ struct Weighted {
 template <class F>
 Weighted<F> weighted(F f) { return Weighted<F>{std::move(f)}; }
 
+/// (ii) A weight per element, as Zoltan's object weights: a leaf's load is the sum of
+/// `weight(element)` over its elements (non-negative, finite). The domain calls `weight`;
+/// the (cell, count) form, the element count, serves code that has no elements at hand.
+template <class F>
+struct PerElement {
+  static constexpr bool per_element = true;
+  F weight;
+  template <int D>
+  constexpr double operator()(const Cell<D>&, std::size_t count) const noexcept {
+    return static_cast<double>(count);
+  }
+};
+template <class F>
+PerElement<F> per_element(F f) { return PerElement<F>{std::move(f)}; }
+
 /// (iii) Measured: seconds spent on each leaf, accumulated by IrregularDomain::time_leaf();
 /// before the first measurement a leaf is estimated by its element count (scaled to seconds by
 /// the rank's measured seconds per element once any leaf has been timed).
@@ -62,6 +77,8 @@ struct Measured {
 namespace detail {
 template <class M>
 concept MeasuredMetric = requires { requires M::measured; };
+template <class M>
+concept PerElementMetric = requires { requires M::per_element; };
 }  // namespace detail
 
 /// Adds the seconds between construction and destruction to a counter (one leaf's load).

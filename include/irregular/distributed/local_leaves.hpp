@@ -1,5 +1,5 @@
 // LocalLeaves: a rank's share of the H-Tree leaves (its private H-Trees' leaves), stored as
-// sorted structure-of-arrays, and their distributed construction from globally sorted keys.
+// sorted structure-of-arrays, and their distributed construction under any ownership map.
 // baiardi-2001 §2–3; counts of hnodes that straddle ranks are reduced once (O(p·depth) values).
 #pragma once
 
@@ -7,6 +7,7 @@
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/index.hpp>
 #include <irregular/curve/interval.hpp>
+#include <irregular/distributed/ownership_map.hpp>
 #include <irregular/tree/refine.hpp>
 #include <irregular/tree/refine_leaves.hpp>
 
@@ -131,6 +132,90 @@ LocalLeaves<C> construct_leaves(const boost::mpi::communicator& comm,
   };
   refine_leaves<C>(own, count, condition, emit);
   return out;
+}
+
+/// Builds this rank's leaves of the global H-Tree defined by `condition` when every rank holds
+/// the sorted keys of the elements `map.owner()` gives it, under any OwnershipMap. Hnodes whose
+/// data may lie on several ranks (holders > 1, the *shared* hnodes) are found top-down on every
+/// rank (a cell held by one rank has children held by that rank alone) and their counts summed
+/// in one all_reduce; a shared leaf is emitted by its leaf_owner, every other hnode is refined by
+/// its one holder. Maps with contiguous segments take the splitter path above. Leaves come out
+/// sorted by start with exact global counts; a shared leaf's elements are not all local yet
+/// (see remap.hpp, settle). Collective over comm.
+template <OwnershipMap M, class Condition>
+LocalLeaves<typename M::curve_type> construct_leaves(const boost::mpi::communicator& comm, const M& map,
+                                                     std::span<const typename M::curve_type::index_type> sorted_keys,
+                                                     const Condition& condition) {
+  using C = typename M::curve_type;
+  if constexpr (M::contiguous_segments) {
+    return construct_leaves<C>(comm, map.splitters(), sorted_keys, condition);
+  } else {
+    using I = typename C::index_type;
+    using Key = detail::HnodeKey<I>;
+    constexpr int children = ipow<int>(C::arity, C::dim);
+    const auto span_at = [](int level) { return curve::detail_interval::span<C>(C::max_level - level); };
+    const int me = comm.rank();
+    // Shared hnodes in curve order (depth first), with the single holder of every other child.
+    std::vector<Key> shared;
+    auto enumerate = [&](auto&& self, int level, I start) -> void {
+      shared.push_back({level, start});
+      if (level == C::max_level) return;
+      const I w = span_at(level + 1);
+      for (int k = 0; k < children; ++k) {
+        const I s = start + static_cast<I>(k) * w;
+        if (map.holders({s, s + w}).size() > 1) self(self, level + 1, s);
+      }
+    };
+    const bool root_shared = comm.size() > 1 && map.holders({I{0}, span_at(0)}).size() > 1;
+    if (root_shared) enumerate(enumerate, 0, I{0});
+    std::sort(shared.begin(), shared.end());
+    std::vector<std::uint64_t> local(shared.size()), global(shared.size());
+    for (std::size_t i = 0; i < shared.size(); ++i)
+      local[i] = detail::count_in<I>(sorted_keys, {shared[i].start, shared[i].start + span_at(shared[i].level)});
+    if (!shared.empty())
+      boost::mpi::all_reduce(comm, local.data(), static_cast<int>(local.size()), global.data(),
+                             std::plus<std::uint64_t>());
+    LocalLeaves<C> out;
+    const auto global_count = [&](int level, I start) -> const std::uint64_t* {
+      const auto it = std::lower_bound(shared.begin(), shared.end(), Key{level, start});
+      if (it == shared.end() || it->level != level || it->start != start) return nullptr;
+      return &global[static_cast<std::size_t>(it - shared.begin())];
+    };
+    const auto count = [&](const Cell<C::dim>& cell, IndexInterval<I> iv) -> std::uint64_t {
+      if (const auto* g = global_count(cell.level, iv.start)) return *g;
+      return detail::count_in<I>(sorted_keys, iv);
+    };
+    const auto emit = [&](const Cell<C::dim>& cell, I start) {
+      out.push_back(start, cell.level, count(cell, {start, start + span_at(cell.level)}));
+    };
+    // Held by one rank: that rank refines it alone (refine_leaves passes only through shared
+    // ancestors on its way down, whose counts are global).
+    const auto refine_held = [&](IndexInterval<I> iv) {
+      const auto h = map.holders(iv);
+      const int holder = h.empty() ? map.leaf_owner(curve::cell_of_finest<C>(iv.start, 0)) : h.front();
+      if (holder == me) refine_leaves<C>(iv, count, condition, emit);
+    };
+    if (!root_shared) {
+      refine_held({I{0}, span_at(0)});
+      return out;
+    }
+    auto walk = [&](auto&& self, int level, I start) -> void {
+      const auto cell = curve::cell_of_finest<C>(start, level);
+      const std::uint64_t n = *global_count(level, start);
+      if (level < C::max_level && condition(cell, static_cast<std::size_t>(n))) {
+        const I w = span_at(level + 1);
+        for (int k = 0; k < children; ++k) {
+          const I s = start + static_cast<I>(k) * w;
+          if (global_count(level + 1, s)) self(self, level + 1, s);
+          else refine_held({s, s + w});
+        }
+      } else if (map.leaf_owner(cell) == me) {
+        out.push_back(start, level, n);
+      }
+    };
+    walk(walk, 0, I{0});
+    return out;
+  }
 }
 
 }  // namespace irregular

@@ -11,6 +11,7 @@
 #include <boost/archive/binary_iarchive.hpp>
 #include <boost/archive/binary_oarchive.hpp>
 
+#include <algorithm>
 #include <concepts>
 #include <span>
 #include <vector>
@@ -30,8 +31,8 @@ namespace irregular {
 ///  - `hold_whole(cells)`: the same map adjusted so that each of these disjoint cells (leaves
 ///    that split) is held whole by its leaf_owner, and `owner(i)` agrees with it inside them;
 ///  - Boost.Serialization (`serialize`), so one rank's map can be replicated to the others;
-///  - `contiguous_segments`: true when each part is one curve interval (then cheaper paths
-///    apply: range queries clip to segments, the leaf chain is in rank order).
+///  - `contiguous_segments`: true when each part is one curve interval, `segment(rank)` (then
+///    cheaper paths apply: range queries clip to segments, the leaf chain is in rank order).
 template <class M>
 concept OwnershipMap =
     requires {
@@ -55,5 +56,19 @@ concept OwnershipMap =
       mut.serialize(oa, 0u);
       mut.serialize(ia, 0u);
     };
+
+/// Calls f(rank, part) for every holder of `iv` with the part of `iv` it may hold: the
+/// intersection with its segment when parts are curve intervals, `iv` itself otherwise.
+template <OwnershipMap M, class F>
+void for_each_holder(const M& map, IndexInterval<typename M::index_type> iv, F&& f) {
+  for (int r : map.holders(iv)) {
+    if constexpr (M::contiguous_segments) {
+      const auto seg = map.segment(r);
+      f(r, IndexInterval<typename M::index_type>{std::max(iv.start, seg.start), std::min(iv.end, seg.end)});
+    } else {
+      f(r, iv);
+    }
+  }
+}
 
 }  // namespace irregular

@@ -7,6 +7,7 @@
 #include <irregular/curve/morton.hpp>
 #include <irregular/curve/peano.hpp>
 #include <irregular/domain.hpp>
+#include <irregular/distributed/rectangular_partitioner.hpp>
 #include <irregular/partition/nicol_plus.hpp>
 #include <irregular/rect/metrics.hpp>
 #include <irregular/tree/htree.hpp>
@@ -241,7 +242,7 @@ TEST_CASE("3D build, greedy cut, and the greedy bound", "[domain]") {
   const std::size_t n = 1200, k = 10;
   const auto pts = clustered<3>(n, 7);
   irr::DomainOptions<3, irr::load::ElementCount> opt;
-  opt.cut = irr::BlockingCut::greedy;
+  opt.partitioner.cut = irr::BlockingCut::greedy;
   Domain d(world, irr::Box<3>{{0, 0, 0}, {1, 1, 1}}, irr::refine::max_elements(k), opt);
   insert_and_build(d, pts, 1);
   require_same_tree(gather_leaves(d), sequential_tree(d, pts, k));
@@ -464,23 +465,21 @@ TEST_CASE("measured loads feed the next partition", "[domain][load]") {
 TEST_CASE("a domain migrates onto a rectangular partition: conservation and ownership", "[domain][rect]") {
   mpi::communicator world;
   using Curve = irr::curve::Hilbert<2>;
-  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, Curve, irr::load::ElementCount>;
+  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, Curve, irr::load::ElementCount,
+                                      irr::partitioner::Rectangular>;
   const std::size_t n = 1500, k = 10;
   auto pts = clustered<2>(n, 314);
   for (const char* algo : {"JAG-M-HEUR-PROBE", "HIER-RB", "RECT-NICOL"}) {
     CAPTURE(algo);
-    irr::DomainOptions<2, irr::load::ElementCount> opt;
-    opt.partitioning = irr::Partitioning::rectangular;
-    opt.rect_algorithm = algo;
-    opt.rect_level = 4;
+    irr::DomainOptions<2, irr::load::ElementCount, irr::partitioner::Rectangular> opt;
+    opt.partitioner = {.algorithm = algo, .level = 4};
     Domain d(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k), opt);
     std::vector<Particle> local;
     for (std::size_t i = 0; i < n; ++i)
       if (mine(i, n, 2, world)) local.push_back({pts[i], i});
     d.insert(local);
     d.build();
-    const auto* map = d.rectangle_map();
-    REQUIRE(map != nullptr);
+    const auto* map = &d.ownership();
     REQUIRE(map->parts() == world.size());
     irr::rect::validate(map->partition());  // the rectangles tile the grid exactly once
     auto check = [&](const std::vector<std::array<double, 2>>& where) {
@@ -550,16 +549,15 @@ TEST_CASE("a domain migrates onto a rectangular partition: conservation and owne
     d.move_elements([&](Particle& p) { p.position = f(p.position); });
     check(moved);
     d.rebalance({.threshold = 0.0});
-    map = d.rectangle_map();
+    map = &d.ownership();
     check(moved);
   }
   // Unknown algorithm names and bad grid levels are rejected at construction.
-  irr::DomainOptions<2, irr::load::ElementCount> bad;
-  bad.partitioning = irr::Partitioning::rectangular;
-  bad.rect_algorithm = "JAG-NOPE";
+  irr::DomainOptions<2, irr::load::ElementCount, irr::partitioner::Rectangular> bad;
+  bad.partitioner.algorithm = "JAG-NOPE";
   REQUIRE_THROWS_AS(Domain(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k), bad), irr::invalid_argument);
-  bad.rect_algorithm = "HIER-RB";
-  bad.rect_level = -1;
+  bad.partitioner.algorithm = "HIER-RB";
+  bad.partitioner.level = -2;
   REQUIRE_THROWS_AS(Domain(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k), bad), irr::invalid_argument);
 }
 

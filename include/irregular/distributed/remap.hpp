@@ -1,0 +1,93 @@
+// The remap pipeline: partition -> map -> migrate (baiardi-2001 §3). Any OwnershipMap places
+// leaves and elements; `settle` first adjusts the map so that every leaf is held whole (a leaf
+// that a part boundary cuts goes to its leaf_owner), so afterwards all of a leaf's elements are
+// on the rank that holds the leaf and owner() names that rank exactly.
+#pragma once
+
+#include <irregular/core/cell.hpp>
+#include <irregular/curve/interval.hpp>
+#include <irregular/distributed/detail/index_wire.hpp>
+#include <irregular/distributed/local_leaves.hpp>
+#include <irregular/distributed/migration.hpp>
+#include <irregular/distributed/ownership_map.hpp>
+#include <irregular/mpi/counters.hpp>
+
+#include <boost/mpi/collectives.hpp>
+#include <boost/mpi/communicator.hpp>
+#include <boost/serialization/utility.hpp>
+#include <boost/serialization/vector.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace irregular {
+
+/// Sends local leaf i to map.leaf_owner(cell_i) (with payload[i]) and element j to
+/// map.owner(keys[j]); returns at once, with nothing staged, when nothing needs to move on any
+/// rank. Leaves come back sorted by start, elements by key. Collective over comm.
+template <OwnershipMap M, class E, class KeyOf>
+mpi::MigrationCounters place(const boost::mpi::communicator& comm, const M& map,
+                             LocalLeaves<typename M::curve_type>& leaves, std::vector<double>& payload,
+                             std::vector<E>& elements, std::vector<typename M::curve_type::index_type>& keys,
+                             KeyOf&& key_of, int tag) {
+  std::vector<int> leaf_dest(leaves.size()), elem_dest(keys.size());
+  const int me = comm.rank();
+  int moving = 0;
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    leaf_dest[i] = map.leaf_owner(leaves.cell(i));
+    moving |= leaf_dest[i] != me;
+  }
+  for (std::size_t j = 0; j < keys.size(); ++j) {
+    elem_dest[j] = map.owner(keys[j]);
+    moving |= elem_dest[j] != me;
+  }
+  int any = 0;
+  boost::mpi::all_reduce(comm, moving, any, boost::mpi::maximum<int>());
+  if (!any) {
+    detail::sort_by_key(elements, keys);
+    return {};
+  }
+  auto sent = migrate<typename M::curve_type>(comm, leaf_dest, elem_dest, leaves, payload, elements, keys,
+                                              std::forward<KeyOf>(key_of), tag);
+  detail::sort_by_key(elements, keys);  // no-op unless one rank (migrate returns early then)
+  return sent;
+}
+
+/// Every rank's leaves that map's part boundaries cut (replicated, in rank order; O(p) for
+/// segment maps, the leaves coarser than the grid that meet several rectangles for rectangle
+/// maps). Collective over comm.
+template <OwnershipMap M>
+std::vector<Cell<M::curve_type::dim>> splitting_leaves(const boost::mpi::communicator& comm, const M& map,
+                                                        const LocalLeaves<typename M::curve_type>& leaves) {
+  using C = typename M::curve_type;
+  std::vector<std::pair<detail::IndexWire, int>> mine;
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    const auto c = leaves.cell(i);
+    if (map.splits(c)) mine.push_back({detail::IndexWire::from(leaves.starts_[i]), leaves.levels_[i]});
+  }
+  std::vector<std::vector<std::pair<detail::IndexWire, int>>> all;
+  boost::mpi::all_gather(comm, mine, all);
+  std::vector<Cell<C::dim>> out;
+  for (const auto& v : all)
+    for (const auto& [w, level] : v)
+      out.push_back(curve::cell_of_finest<C>(w.template as<typename C::index_type>(), level));
+  return out;
+}
+
+/// `map` adjusted so that every leaf is held whole, with leaves and elements placed on it;
+/// `sent` accumulates what this rank sent. Collective over comm.
+template <OwnershipMap M, class E, class KeyOf>
+M settle(const boost::mpi::communicator& comm, const M& map, LocalLeaves<typename M::curve_type>& leaves,
+         std::vector<double>& payload, std::vector<E>& elements,
+         std::vector<typename M::curve_type::index_type>& keys, KeyOf&& key_of, int tag,
+         mpi::MigrationCounters& sent) {
+  const auto split = splitting_leaves(comm, map, leaves);
+  M fitted = map.hold_whole(std::span<const Cell<M::curve_type::dim>>(split));
+  sent += place(comm, fitted, leaves, payload, elements, keys, std::forward<KeyOf>(key_of), tag);
+  return fitted;
+}
+
+}  // namespace irregular
