@@ -1,13 +1,21 @@
 // Benchmark of the L3 transport: 10^6 hnodes (24 bytes each) from rank 0 to rank 1 through
-// (a) the serialized path, (b) the raw path of sparse_exchange, (c) plain MPI_Send of the bytes;
-// plus Boost binary archives against Boost.MPI packed archives for packing. Run with 2 ranks.
+// (a) the serialized path, (b) the raw path of sparse_exchange, (c) plain MPI_Send of the bytes,
+// (d) migrate() of raw elements with their leaves; then 10^6 serialized elements (four doubles and
+// a std::vector<int> of 4) through sparse_exchange, migrate() and Boost.MPI skeleton/content, and
+// the archives alone (binary vs packed, through operator<< or serialize() directly). Run with 2 ranks.
+#include <irregular/curve/morton.hpp>
+#include <irregular/distributed/migration.hpp>
 #include <irregular/mpi/sparse_exchange.hpp>
 #include <irregular/mpi/transport.hpp>
 
+#include <boost/archive/binary_iarchive.hpp>
+#include <boost/archive/binary_oarchive.hpp>
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/environment.hpp>
 #include <boost/mpi/packed_iarchive.hpp>
 #include <boost/mpi/packed_oarchive.hpp>
+#include <boost/mpi/skeleton_and_content.hpp>
+#include <boost/serialization/vector.hpp>
 
 #include <mpi.h>
 
@@ -42,15 +50,30 @@ struct SerHNode {  // the same fields through Boost.Serialization
 };
 static_assert(!irregular::mpi::is_raw_transportable<SerHNode>);
 
+struct Particle {  // the serialized element of the scale issue: four doubles and 4 ints in a vector
+  std::uint64_t key = 0;
+  double x = 0, y = 0, vx = 0, vy = 0;
+  std::vector<int> tags;
+  template <class Archive>
+  void serialize(Archive& ar, unsigned) { ar & key & x & y & vx & vy & tags; }
+};
+static_assert(!irregular::mpi::is_raw_transportable<Particle>);
+constexpr std::size_t particle_payload = 8 + 4 * 8 + 4 * 4;  // bytes of data in one Particle
+
+using Curve = irregular::curve::Morton<2>;
+constexpr std::size_t elements_per_leaf = 32;
+
 double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// Runs op `warmup + repeats` times between barriers; median seconds as seen by rank 0.
+// Runs setup (untimed) then op `warmup + repeats` times between barriers; median seconds as
+// seen by rank 0.
 double median_time(const boost::mpi::communicator& comm, int warmup, int repeats,
-                   const std::function<void()>& op) {
+                   const std::function<void()>& op, const std::function<void()>& setup = [] {}) {
   std::vector<double> t;
   for (int i = 0; i < warmup + repeats; ++i) {
+    setup();
     MPI_Barrier(comm);
     const double t0 = now();
     op();
@@ -114,7 +137,7 @@ int main(int argc, char** argv) {
   };
   std::vector<Row> rows;
 
-  rows.push_back({"(a) serialized path: sparse_exchange, Boost binary archive", median_time(world, warmup, repeats, [&] {
+  rows.push_back({"(a) serialized path: sparse_exchange (SerHNode through the library serialized path)", median_time(world, warmup, repeats, [&] {
     const auto got = irregular::mpi::sparse_exchange(world, out_ser, 1);
     if (me == 1) ok = ok && got.values.size() == n && got.values.back().start == raw.back().start;
   })});
@@ -152,27 +175,169 @@ int main(int argc, char** argv) {
     }
   })});
 
+  // (d) migrate(): rank 0 holds the hnodes as elements (keyed by start, sorted) with one leaf per
+  // 32 of them, and sends everything to rank 1. Inputs are rebuilt outside the timed part.
+  using Index = Curve::index_type;
+  const std::size_t n_leaves = (n + elements_per_leaf - 1) / elements_per_leaf;
+  irregular::LocalLeaves<Curve> leaves;
+  std::vector<double> loads;
+  std::vector<HNode> elements;
+  std::vector<Index> keys;
+  std::vector<int> leaf_dest, elem_dest;
+  auto set_leaves = [&] {
+    leaves.clear();
+    loads.clear();
+    if (me == 0)
+      for (std::size_t l = 0; l < n_leaves; ++l) {
+        leaves.push_back(static_cast<Index>(l * 64 * elements_per_leaf), 10, elements_per_leaf);
+        loads.push_back(1.0);
+      }
+    leaf_dest.assign(leaves.size(), 1);
+  };
+  rows.push_back({"(d) migrate(): raw elements + leaf records, one gathered message, received in place",
+                  median_time(world, warmup, repeats, [&] {
+    irregular::migrate<Curve>(world, leaf_dest, elem_dest, leaves, loads, elements, keys,
+                              [](const HNode& h) { return static_cast<Index>(h.start); }, 4);
+    check_raw(elements);
+    if (me == 1) ok = ok && leaves.size() == n_leaves && keys.size() == n;
+  }, [&] {
+    set_leaves();
+    if (me == 0) {
+      elements = raw;
+      keys.resize(n);
+      for (std::size_t i = 0; i < n; ++i) keys[i] = static_cast<Index>(raw[i].start);
+    } else {
+      elements.clear();
+      keys.clear();
+    }
+    elem_dest.assign(elements.size(), 1);
+  })});
+  std::vector<HNode>().swap(elements);
+
+  // Serialized elements: Particle, 10^6 of them (10^4 with --quick).
+  std::vector<Particle> particles(n);
+  for (std::size_t i = 0; i < n; ++i)
+    particles[i] = {i * 64, 0.5 * double(i), 1.0, 2.0, 3.0, {1, 2, 3, static_cast<int>(i)}};
+  const double pbytes = static_cast<double>(n * particle_payload) / 1e6;
+  auto check_particles = [&](const std::vector<Particle>& v) {
+    if (me == 1)
+      ok = ok && v.size() == n && v.back().key == particles.back().key && v[n / 2].tags == particles[n / 2].tags;
+  };
+  std::vector<Row> srows;
+  std::vector<char> plain_src(n * particle_payload, 1), plain_dst(n * particle_payload);
+  srows.push_back({"plain MPI_Send/MPI_Recv of the payload bytes (56 per element), preallocated", median_time(world, warmup, repeats, [&] {
+    const int bytes = static_cast<int>(plain_src.size());
+    if (me == 0) MPI_Send(plain_src.data(), bytes, MPI_BYTE, 1, 5, world);
+    if (me == 1) MPI_Recv(plain_dst.data(), bytes, MPI_BYTE, 0, 5, world, MPI_STATUS_IGNORE);
+  })});
+  std::vector<std::vector<Particle>> out_particles(p);
+  if (me == 0) out_particles[1] = particles;
+  srows.push_back({"sparse_exchange (library serialized path)", median_time(world, warmup, repeats, [&] {
+    check_particles(irregular::mpi::sparse_exchange(world, out_particles, 6).values);
+  })});
+  std::vector<std::vector<Particle>>().swap(out_particles);
+  std::vector<Particle> pelements;
+  srows.push_back({"migrate(): serialized elements + leaf records", median_time(world, warmup, repeats, [&] {
+    irregular::migrate<Curve>(world, leaf_dest, elem_dest, leaves, loads, pelements, keys,
+                              [](const Particle& e) { return static_cast<Index>(e.key); }, 7);
+    check_particles(pelements);
+  }, [&] {
+    set_leaves();
+    if (me == 0) {
+      pelements = particles;
+      keys.resize(n);
+      for (std::size_t i = 0; i < n; ++i) keys[i] = static_cast<Index>(particles[i].key);
+    } else {
+      pelements.clear();
+      keys.clear();
+    }
+    elem_dest.assign(pelements.size(), 1);
+  })});
+  std::vector<Particle>().swap(pelements);
+  std::vector<Particle> received;
+  srows.push_back({"Boost.MPI skeleton + content, both built for each transfer", median_time(world, warmup, repeats, [&] {
+    if (me == 0) {
+      world.send(1, 8, boost::mpi::skeleton(particles));
+      world.send(1, 9, boost::mpi::get_content(particles));
+    } else if (me == 1) {
+      world.recv(0, 8, boost::mpi::skeleton(received));
+      world.recv(0, 9, boost::mpi::get_content(received));
+      check_particles(received);
+    }
+  }, [&] { received.clear(); })});
+  {  // structure sent once, then only the content: the repeated-transfer case skeleton/content is for
+    boost::mpi::content c;
+    if (me == 0) {
+      world.send(1, 8, boost::mpi::skeleton(particles));
+      c = boost::mpi::get_content(particles);
+    } else if (me == 1) {
+      world.recv(0, 8, boost::mpi::skeleton(received));
+      c = boost::mpi::get_content(received);
+    }
+    srows.push_back({"Boost.MPI content only (skeleton sent once before; repeated transfers of one structure)",
+                     median_time(world, warmup, repeats, [&] {
+      if (me == 0) world.send(1, 9, c);
+      if (me == 1) {
+        world.recv(0, 9, c);
+        check_particles(received);
+      }
+    })});
+  }
+  std::vector<Particle>().swap(received);
+
   // Packing alone on rank 0 (rank 1 idles between barriers): which archive serializes faster.
   std::vector<Row> pack_rows;
-  pack_rows.push_back({"Boost binary archive (irregular::mpi::pack + unpack)", median_time(world, warmup, repeats, [&] {
-    if (me != 0) return;
+  auto archive_row = [&](const char* what, auto&& save, auto&& load) {
+    pack_rows.push_back({what, median_time(world, warmup, repeats, [&] {
+      if (me != 0) return;
+      std::vector<Particle> back(n);
+      load(back, save());
+      ok = ok && back.back().key == particles.back().key && back[n / 2].tags == particles[n / 2].tags;
+    })});
+  };
+  namespace ba = boost::archive;
+  const unsigned bflags = ba::no_header | ba::no_codecvt;
+  archive_row("binary archive, ar << element (the old pack())", [&] {
     std::vector<char> buf;
-    irregular::mpi::pack(std::span<const SerHNode>(ser), buf);
-    std::vector<SerHNode> back;
-    irregular::mpi::unpack(std::span<const char>(buf), back);
-    ok = ok && back.size() == n && back.back().start == ser.back().start;
-  })});
-  pack_rows.push_back({"Boost.MPI packed archive (MPI_Pack), pack + unpack", median_time(world, warmup, repeats, [&] {
-    if (me != 0) return;
+    irregular::detail::VectorOutBuf sb(buf);
+    { ba::binary_oarchive ar(sb, bflags); for (const Particle& e : particles) ar << e; }
+    sb.finish();
+    return buf;
+  }, [&](std::vector<Particle>& back, std::vector<char> buf) {
+    irregular::detail::SpanInBuf sb(buf);
+    ba::binary_iarchive ar(sb, bflags);
+    for (Particle& e : back) ar >> e;
+  });
+  archive_row("binary archive, element.serialize(ar) called directly (pack() now)", [&] {
+    std::vector<char> buf;
+    irregular::detail::VectorOutBuf sb(buf);
+    { ba::binary_oarchive ar(sb, bflags); for (const Particle& e : particles) boost::serialization::serialize_adl(ar, const_cast<Particle&>(e), 0u); }
+    sb.finish();
+    return buf;
+  }, [&](std::vector<Particle>& back, std::vector<char> buf) {
+    irregular::detail::SpanInBuf sb(buf);
+    ba::binary_iarchive ar(sb, bflags);
+    for (Particle& e : back) boost::serialization::serialize_adl(ar, e, 0u);
+  });
+  archive_row("Boost.MPI packed archive, ar << element", [&] {
     boost::mpi::packed_oarchive::buffer_type buf;
-    {
-      boost::mpi::packed_oarchive oa(world, buf);
-      for (const SerHNode& h : ser) oa << h;
-    }
-    std::vector<SerHNode> back(n);
-    boost::mpi::packed_iarchive ia(world, buf);
-    for (SerHNode& h : back) ia >> h;
-    ok = ok && back.back().start == ser.back().start;
+    { boost::mpi::packed_oarchive ar(world, buf); for (const Particle& e : particles) ar << e; }
+    return buf;
+  }, [&](std::vector<Particle>& back, boost::mpi::packed_oarchive::buffer_type buf) {
+    boost::mpi::packed_iarchive ar(world, buf);
+    for (Particle& e : back) ar >> e;
+  });
+  archive_row("Boost.MPI packed archive, serialize() directly, buffer reserved (sparse_exchange/migrate now)", [&] {
+    boost::mpi::packed_oarchive::buffer_type buf;
+    buf.reserve(n * (sizeof(Particle) + 8));
+    { boost::mpi::packed_oarchive ar(world, buf); for (const Particle& e : particles) boost::serialization::serialize_adl(ar, const_cast<Particle&>(e), 0u); }
+    return buf;
+  }, [&](std::vector<Particle>& back, boost::mpi::packed_oarchive::buffer_type buf) {
+    boost::mpi::packed_iarchive ar(world, buf);
+    for (Particle& e : back) boost::serialization::serialize_adl(ar, e, 0u);
+  });
+  pack_rows.push_back({"Boost.MPI get_content() (datatype build) alone", median_time(world, warmup, repeats, [&] {
+    if (me == 0) { const boost::mpi::content c = boost::mpi::get_content(particles); }
   })});
 
   int local_ok = ok ? 1 : 0;
@@ -180,12 +345,15 @@ int main(int argc, char** argv) {
   MPI_Allreduce(&local_ok, &all_ok, 1, MPI_INT, MPI_MIN, world);
   if (me == 0) {
     const double plain = rows[3].seconds;
+    const double splain = srows[0].seconds;
     if (csv) {
-      std::printf("case,hnodes,median_s,MB_per_s,fraction_of_plain\n");
+      std::printf("case,elements,median_s,MB_per_s,fraction_of_plain\n");
       for (const auto& r : rows)
         std::printf("\"%s\",%zu,%.6f,%.1f,%.3f\n", r.what.c_str(), n, r.seconds, mbytes / r.seconds, plain / r.seconds);
+      for (const auto& r : srows)
+        std::printf("\"serialized: %s\",%zu,%.6f,%.1f,%.3f\n", r.what.c_str(), n, r.seconds, pbytes / r.seconds, splain / r.seconds);
       for (const auto& r : pack_rows)
-        std::printf("\"pack: %s\",%zu,%.6f,%.1f,\n", r.what.c_str(), n, r.seconds, mbytes / r.seconds);
+        std::printf("\"archive: %s\",%zu,%.6f,%.1f,\n", r.what.c_str(), n, r.seconds, pbytes / r.seconds);
     } else {
       std::printf("## transport: %zu hnodes (24 bytes) from rank 0 to rank 1, %d ranks\n\n", n, world.size());
       std::printf("CPU: %s; median of %d after %d warm-up; MB/s counts 24 bytes per hnode\n\n",
@@ -194,9 +362,15 @@ int main(int argc, char** argv) {
       for (const auto& r : rows)
         std::printf("| %s | %.3f | %.1f | %.0f%% |\n", r.what.c_str(), 1e3 * r.seconds, mbytes / r.seconds,
                     100.0 * plain / r.seconds);
-      std::printf("\n| serialize %zu hnodes (rank 0 only) | median ms | MB/s |\n|---|---:|---:|\n", n);
+      std::printf("\n### %zu serialized elements (four doubles, std::vector<int> of 4); MB/s counts their %zu data bytes\n\n",
+                  n, particle_payload);
+      std::printf("| path | median ms | MB/s | vs plain MPI |\n|---|---:|---:|---:|\n");
+      for (const auto& r : srows)
+        std::printf("| %s | %.3f | %.1f | %.0f%% |\n", r.what.c_str(), 1e3 * r.seconds, pbytes / r.seconds,
+                    100.0 * splain / r.seconds);
+      std::printf("\n| archive alone, %zu elements, save + load (rank 0 only) | median ms | MB/s |\n|---|---:|---:|\n", n);
       for (const auto& r : pack_rows)
-        std::printf("| %s | %.3f | %.1f |\n", r.what.c_str(), 1e3 * r.seconds, mbytes / r.seconds);
+        std::printf("| %s | %.3f | %.1f |\n", r.what.c_str(), 1e3 * r.seconds, pbytes / r.seconds);
     }
     if (!all_ok) std::fprintf(stderr, "bench_transport: received data did not match what was sent\n");
   }

@@ -30,6 +30,8 @@
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -49,6 +51,11 @@ struct DomainOptions {
   Periodicity<D> periodic{};  ///< toroidal axes for neighbour queries
   Metric load{};              ///< load metric of the leaves
   Partitioner partitioner{};  ///< how build() and rebalance() map the leaves onto the ranks
+  /// Leaf budget per rank: a refinement that asks for more leaves on one rank fails with
+  /// irregular::collective_error (limit_exceeded) instead of exhausting memory. 0 derives it
+  /// from the node's physical memory: a quarter of it, shared by the ranks of the node, at
+  /// 64 bytes per leaf.
+  std::size_t max_leaves_per_rank = 0;
 };
 
 /// Options of one rebalance() call.
@@ -121,9 +128,12 @@ class IrregularDomain {
   IrregularDomain(const boost::mpi::communicator& comm, Box<dim> box, condition_type condition,
                   options_type options = {})
       : comm_(comm), store_(box), condition_(std::move(condition)), options_(std::move(options)) {
-    box.validate();
-    if (!condition_) throw invalid_argument("irregular::IrregularDomain: empty refinement condition");
-    options_.partitioner.template check<C>(comm.size());
+    mpi::agree(comm_.get(), [&] {
+      box.validate();
+      if (!condition_) throw invalid_argument("irregular::IrregularDomain: empty refinement condition");
+      options_.partitioner.template check<C>(comm_.size());
+    });
+    max_leaves_ = options_.max_leaves_per_rank ? options_.max_leaves_per_rank : default_leaf_budget();
     map_ = initial_map();
     if (comm_.rank() == 0) leaves_.push_back(0, 0, 0);  // the root: one leaf on rank 0 until build()
     loads_.assign(leaves_.size(), 0.0);
@@ -138,7 +148,7 @@ class IrregularDomain {
   /// rank, when any rank passes an element outside the box or with a NaN coordinate; nothing is
   /// inserted then. Collective over comm.
   void insert(std::span<const Element> elements) {
-    mpi::agree_on(comm_, store_.first_invalid(elements, "insert", comm_.rank()));
+    mpi::agree(comm_.get(), [&] { reject_invalid(elements, "insert"); });
     store_.pending.insert(store_.pending.end(), elements.begin(), elements.end());
   }
   void insert(const std::vector<Element>& elements) { insert(std::span<const Element>(elements)); }
@@ -148,27 +158,28 @@ class IrregularDomain {
   /// counts, the partition) does not depend on how elements were spread over the ranks.
   /// Collective over comm.
   void build() {
-    migration_ = {};
-    profile_ = {};
-    auto t0 = clock::now();
-    auto& st = store_;
-    st.elements.insert(st.elements.end(), std::make_move_iterator(st.pending.begin()),
-                       std::make_move_iterator(st.pending.end()));
-    st.pending.clear();
-    st.rekey();
-    mpi::ExchangeStats sort_stats;
-    const auto bounds = sample_sort(comm_.get(), st.elements, st.keys, SegmentMap<C>::domain_end(),
-                                    st.key_fn(), tag_sort, &sort_stats);
-    profile_.sort = lap(t0);
-    profile_.sort_bytes = sort_stats.bytes_sent;
-    // The sorted runs form a segment map: the leaves are built and settled on it first, so
-    // every leaf is whole with its elements before its load is measured.
-    const SegmentMap<C> sorted(bounds);
-    leaves_ = construct_leaves(comm_.get(), sorted, std::span<const index_type>(st.keys), condition_);
-    measured_.assign(leaves_.size(), 0.0);
-    (void)settle_on(sorted);
-    profile_.leaves = lap(t0);
-    repartition(nullptr, t0);
+    transaction(snapshot(), [&] {
+      migration_ = {};
+      profile_ = {};
+      auto t0 = clock::now();
+      auto& st = store_;
+      st.elements.insert(st.elements.end(), st.pending.begin(), st.pending.end());
+      st.pending.clear();
+      guarded([&] { st.rekey(); });  // element_traits may be user code
+      mpi::ExchangeStats sort_stats;
+      const auto bounds = sample_sort(comm_.get(), st.elements, st.keys, SegmentMap<C>::domain_end(),
+                                      st.key_fn(), tag_sort, &sort_stats);
+      profile_.sort = lap(t0);
+      profile_.sort_bytes = sort_stats.bytes_sent;
+      // The sorted runs form a segment map: the leaves are built and settled on it first, so
+      // every leaf is whole with its elements before its load is measured.
+      const SegmentMap<C> sorted(bounds);
+      construct(sorted);
+      measured_.assign(leaves_.size(), 0.0);
+      (void)settle_on(sorted);
+      profile_.leaves = lap(t0);
+      repartition(nullptr, t0);
+    });
   }
 
   /// Applies `update(Element&)` to every local element (new positions), sends the elements that
@@ -180,39 +191,62 @@ class IrregularDomain {
   template <class Update>
   void move_elements(Update&& update) {
     std::vector<Element> moved(store_.elements);
-    for (auto& e : moved) update(e);
-    mpi::agree_on(comm_, store_.first_invalid(std::span<const Element>(moved), "move_elements", comm_.rank()));
-    migration_ = {};
-    auto& st = store_;
-    st.elements = std::move(moved);
-    st.rekey();
-    // 1. Elements go to the holders of their new keys (one merged message per partner).
-    LocalLeaves<C> none;
-    std::vector<double> no_payload;
-    migration_ += place(comm_.get(), map_, none, no_payload, st.elements, st.keys, st.key_fn(), tag_move);
-    // 2. The tree adapts: leaves of the new distribution, counted globally.
-    const auto old_leaves = std::move(leaves_);
-    const auto old_measured = std::move(measured_);
-    leaves_ = construct_leaves(comm_.get(), map_, std::span<const index_type>(st.keys), condition_);
-    measured_ = carry_measurements(old_leaves, old_measured);
-    // 3. Leaves cut by a part boundary are held whole.
-    map_ = settle_on(map_);
-    finish_counters();
+    mpi::agree(comm_.get(), [&] {  // update is user code: one rank's throw fails every rank
+      for (auto& e : moved) update(e);
+      reject_invalid(std::span<const Element>(moved), "move_elements");
+    });
+    auto saved = snapshot_taking_elements();
+    store_.elements = std::move(moved);
+    transaction(std::move(saved), [&] {
+      migration_ = {};
+      auto& st = store_;
+      st.rekey();
+      // 1. Elements go to the holders of their new keys (one merged message per partner).
+      LocalLeaves<C> none;
+      std::vector<double> no_payload;
+      migration_ += place(comm_.get(), map_, none, no_payload, st.elements, st.keys, st.key_fn(), tag_move);
+      // 2. The tree adapts: leaves of the new distribution, counted globally.
+      const auto old_leaves = std::move(leaves_);
+      const auto old_measured = std::move(measured_);
+      construct(map_);
+      measured_ = carry_measurements(old_leaves, old_measured);
+      // 3. Leaves cut by a part boundary are held whole.
+      map_ = settle_on(map_);
+      finish_counters();
+    });
   }
 
   /// Remaps when the load is unbalanced beyond the threshold: each rank's load is gathered,
   /// max_unbalance computed, and only if it exceeds `threshold` the partitioner maps the leaves
   /// anew and they move to their new holders. Returns whether it remapped. Collective over comm.
   bool rebalance(RebalanceOptions opt = {}) {
-    if (!(opt.threshold >= 0) || !std::isfinite(opt.threshold))
-      throw invalid_argument("irregular::IrregularDomain::rebalance: threshold must be finite and >= 0");
+    mpi::agree(comm_.get(), [&] {
+      if (!(opt.threshold >= 0) || !std::isfinite(opt.threshold))
+        throw invalid_argument("irregular::IrregularDomain::rebalance: threshold " + std::to_string(opt.threshold) +
+                               " on rank " + std::to_string(comm_.rank()) + " must be finite and >= 0");
+    });
     const auto report = load_report();
-    if (report.max_unbalance <= opt.threshold) return false;
     migration_ = {};
-    profile_ = {};
-    auto t0 = clock::now();
-    repartition(&map_, t0);
+    migration_global_ = {};  // a rebalance that does not remap moved nothing
+    if (report.max_unbalance <= opt.threshold) return false;
+    // Loads travel with their leaves, so no user code runs after the data moved; only element
+    // types that need serialization can fail in flight, and only they pay for a snapshot.
+    auto work = [&] {
+      profile_ = {};
+      auto t0 = clock::now();
+      repartition(&map_, t0);
+    };
+    if constexpr (mpi::is_raw_transportable<Element>) work();
+    else transaction(snapshot(), work);
     return true;
+  }
+
+  /// Starts a new measurement window (load::Measured): the seconds measured so far are dropped
+  /// and leaves are estimated again until timed. Each remap starts a new window too. Local.
+  void reset_measurements() {
+    std::fill(measured_.begin(), measured_.end(), 0.0);
+    timed_ = false;
+    estimate_loads();
   }
 
   // ---- queries (local, no communication) ----------------------------------------------------
@@ -364,6 +398,9 @@ class IrregularDomain {
     refresh_measured_loads();
     auto next = options_.partitioner.template partition<C>(comm_.get(), LeafChain<C>{leaves_, loads_}, current);
     profile_.partition = lap(t0);
+    // A remap starts a new measurement window: old seconds would make long-lived leaves heavy.
+    std::fill(measured_.begin(), measured_.end(), 0.0);
+    timed_ = false;
     map_ = settle_on(next);
     profile_.migration = lap(t0);
     finish_counters();
@@ -374,27 +411,33 @@ class IrregularDomain {
   template <OwnershipMap M>
   M settle_on(const M& map) {
     std::vector<double> payload = detail::MeasuredMetric<Metric> ? measured_ : std::vector<double>(leaves_.size(), 0.0);
-    M settled = settle(comm_.get(), map, leaves_, payload, store_.elements, store_.keys, store_.key_fn(),
+    M settled = settle_on_map(comm_.get(), map, leaves_, payload, store_.elements, store_.keys, store_.key_fn(),
                        tag_migrate, migration_);
     store_.index_leaves(leaves_);
     measured_ = detail::MeasuredMetric<Metric> ? std::move(payload) : std::vector<double>(leaves_.size(), 0.0);
-    estimate_loads();
+    guarded([&] { estimate_loads(); });  // the metric may be user code
+    refresh_measured_loads();
     return settled;
   }
 
-  /// Leaf loads from the metric: per element, per (cell, count), or measured seconds.
+  /// Leaf loads from the metric: per element, per (cell, count). Throws irregular::invalid_argument
+  /// naming the leaf and rank for a negative or non-finite load. Local.
   void estimate_loads() {
     loads_.resize(leaves_.size());
     for (std::size_t i = 0; i < leaves_.size(); ++i) {
+      double l;
       if constexpr (detail::PerElementMetric<Metric>) {
-        double sum = 0;
-        for (const auto& e : store_.of_leaf(i)) sum += static_cast<double>(options_.load.weight(e));
-        loads_[i] = sum;
+        l = 0;
+        for (const auto& e : store_.of_leaf(i)) l += static_cast<double>(options_.load.weight(e));
       } else {
-        loads_[i] = options_.load(leaves_.cell(i), static_cast<std::size_t>(leaves_.counts_[i]));
+        l = static_cast<double>(options_.load(leaves_.cell(i), static_cast<std::size_t>(leaves_.counts_[i])));
       }
+      if (!(l >= 0) || !std::isfinite(l))
+        throw invalid_argument("irregular::IrregularDomain: the load metric gave " + std::to_string(l) +
+                               " for leaf " + std::to_string(i) + " on rank " + std::to_string(comm_.rank()) +
+                               " (loads must be finite and >= 0)");
+      loads_[i] = l;
     }
-    refresh_measured_loads();
   }
 
   /// Measured seconds of leaves that exist before and after an adaptation (same start, level).
@@ -411,18 +454,85 @@ class IrregularDomain {
     return m;
   }
 
-  /// With load::Measured, timed leaves report seconds and untimed ones an estimate scaled by
-  /// the rank's seconds per element, so both are in the same unit.
+  /// With load::Measured, the ranks agree on the unit: when any rank has timed a leaf in this
+  /// window, every load is in seconds — timed leaves report their seconds, untimed ones their
+  /// element count times the global seconds per element; otherwise every load is the estimate.
+  /// Collective over comm.
   void refresh_measured_loads() {
     if constexpr (detail::MeasuredMetric<Metric>) {
-      if (!timed_) return;
-      double secs = 0, elems = 0;
+      std::array<double, 3> mine{0, 0, timed_ ? 1.0 : 0.0}, all{};
       for (std::size_t i = 0; i < leaves_.size(); ++i)
-        if (measured_[i] > 0) { secs += measured_[i]; elems += static_cast<double>(leaves_.counts_[i]); }
-      const double rate = elems > 0 ? secs / elems : 0;
+        if (measured_[i] > 0) { mine[0] += measured_[i]; mine[1] += static_cast<double>(leaves_.counts_[i]); }
+      boost::mpi::all_reduce(comm_.get(), mine.data(), 3, all.data(), std::plus<double>());
+      if (all[2] == 0) return;
+      const double rate = all[1] > 0 ? all[0] / all[1] : 0;
       for (std::size_t i = 0; i < leaves_.size(); ++i)
         loads_[i] = measured_[i] > 0 ? measured_[i] : rate * static_cast<double>(leaves_.counts_[i]);
     }
+  }
+
+  // ---- agreement: one rank's failure is every rank's, and nothing changes -----------------
+
+  /// The mutable state of the domain, for restoring after an agreed failure.
+  struct Saved {
+    ElementStore<Element, C> store;
+    map_type map;
+    LocalLeaves<C> leaves;
+    std::vector<double> loads, measured;
+    bool timed;
+  };
+  Saved snapshot() const { return Saved{store_, map_, leaves_, loads_, measured_, timed_}; }
+  /// A snapshot that takes the elements instead of copying them (the caller replaces them).
+  Saved snapshot_taking_elements() {
+    ElementStore<Element, C> kept(store_.box());
+    kept.elements = std::move(store_.elements);
+    kept.keys = store_.keys;
+    kept.pending = store_.pending;
+    kept.offsets = store_.offsets;
+    return Saved{std::move(kept), map_, leaves_, loads_, measured_, timed_};
+  }
+  /// Runs a collective operation; when it fails with an agreed collective_error every rank
+  /// restores `saved` and rethrows, so a rejected call leaves the domain as it was.
+  template <class Body>
+  void transaction(Saved saved, Body&& body) {
+    try {
+      body();
+    } catch (const collective_error&) {
+      store_ = std::move(saved.store);
+      map_ = std::move(saved.map);
+      leaves_ = std::move(saved.leaves);
+      loads_ = std::move(saved.loads);
+      measured_ = std::move(saved.measured);
+      timed_ = saved.timed;
+      throw;
+    }
+  }
+  /// Runs a local step that may throw (user code, bad values) and agrees on its outcome before
+  /// the next collective step. Collective over comm.
+  template <class F>
+  void guarded(F&& f) {
+    mpi::agree(comm_.get(), std::forward<F>(f));
+  }
+  /// The leaves of the tree under `map` (the condition is user code, the budget may run out).
+  template <OwnershipMap M>
+  void construct(const M& map) {
+    guarded([&] {
+      leaves_ = construct_leaves(comm_.get(), map, std::span<const index_type>(store_.keys), condition_, max_leaves_);
+    });
+  }
+  void reject_invalid(std::span<const Element> elements, const char* who) const {
+    if (auto bad = store_.first_invalid(elements, who, comm_.rank())) throw out_of_domain(*bad);
+  }
+  /// A quarter of the node's physical memory, shared by the node's ranks, at 64 bytes a leaf.
+  std::size_t default_leaf_budget() const {
+    MPI_Comm node;
+    MPI_Comm_split_type(comm_.get(), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int node_ranks = 1;
+    MPI_Comm_size(node, &node_ranks);
+    MPI_Comm_free(&node);
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    const double bytes = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 1e9;
+    return static_cast<std::size_t>(std::max(1e6, bytes / 4 / std::max(1, node_ranks) / 64));
   }
 
   void finish_counters() { migration_global_ = mpi::all_reduce_sum(comm_.get(), migration_); }
@@ -437,6 +547,7 @@ class IrregularDomain {
   mpi::MigrationCounters migration_{}, migration_global_{};
   BuildProfile profile_{};
   bool timed_ = false;
+  std::size_t max_leaves_ = 0;
 };
 
 }  // namespace irregular

@@ -18,6 +18,7 @@
 
 // L1 partition
 #include <irregular/partition/chain_algorithm.hpp>
+#include <irregular/partition/balanced.hpp>
 #include <irregular/partition/chain_partition.hpp>
 #include <irregular/partition/direct_cut.hpp>
 #include <irregular/partition/heterogeneous.hpp>
@@ -45,6 +46,7 @@
 #include <irregular/tree/cell_tree.hpp>
 #include <irregular/tree/htree.hpp>
 #include <irregular/tree/neighbours.hpp>
+#include <irregular/tree/partition_points.hpp>
 #include <irregular/tree/refine.hpp>
 #include <irregular/tree/refine_leaves.hpp>
 #include <irregular/tree/stencil.hpp>
@@ -59,13 +61,20 @@
 // L4 dist
 #include <irregular/distributed/blocking_partitioner.hpp>
 #include <irregular/distributed/distributed_sort.hpp>
+#include <irregular/distributed/element_store.hpp>
 #include <irregular/distributed/load_metric.hpp>
 #include <irregular/distributed/local_leaves.hpp>
 #include <irregular/distributed/migration.hpp>
 #include <irregular/distributed/ownership_map.hpp>
+#include <irregular/distributed/partition_points.hpp>
+#include <irregular/distributed/partitioner.hpp>
+#include <irregular/distributed/partitioner_registry.hpp>
+#include <irregular/distributed/rectangular_partitioner.hpp>
+#include <irregular/distributed/remap.hpp>
 #include <irregular/distributed/rectangle_map.hpp>
 #include <irregular/distributed/replicated_htree.hpp>
 #include <irregular/distributed/segment_map.hpp>
+#include <irregular/distributed/sfc_blocking.hpp>
 
 // L5 domain, io
 #include <irregular/domain.hpp>

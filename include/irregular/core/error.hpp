@@ -25,6 +25,13 @@ class out_of_domain : public error {
   using error::error;
 };
 
+/// A resource limit the caller set or the library derived was reached (the leaf budget of a
+/// runaway refinement); nothing was committed.
+class limit_exceeded : public error {
+ public:
+  using error::error;
+};
+
 /// Malformed input file or stream (checkpoints, load matrices); the message names line or offset.
 class parse_error : public error {
  public:

@@ -1,10 +1,15 @@
 // Blocking partitioner: cuts the SFC visit Sq(v(sf)) of the leaves into p segments of
 // consecutive hnodes with loads as close as possible to the average (baiardi-2001 §3, the range
-// property). Distributed: the chain is never gathered; each rank scans its own part of the
-// global prefix sums and the ranks exchange O(p) numbers.
+// property). Distributed optimal cut: Pinar & Aykanat's separator-index windows (as cited in
+// saule-bas-catalyurek §2.2) around a DirectCut upper bound; the windows alone, never the chain,
+// meet on rank 0, which runs the sequential NicolPlus engine. A constant number of collectives.
 #pragma once
 
+#include <irregular/core/assert.hpp>
 #include <irregular/core/error.hpp>
+#include <irregular/partition/balanced.hpp>
+#include <irregular/partition/nicol_plus.hpp>
+#include <irregular/partition/probe.hpp>
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
@@ -12,9 +17,11 @@
 #include <boost/serialization/vector.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <span>
 #include <string>
@@ -23,8 +30,9 @@
 namespace irregular {
 
 /// How the chain is cut: `optimal` minimises the largest segment load exactly (the bottleneck
-/// equals the sequential NicolPlus optimum of the same chain); `greedy` cuts at the prefix-sum
-/// thresholds k·W/p in one pass (no pipeline; Lmax <= W/p + largest hnode load).
+/// equals the sequential NicolPlus optimum of the same chain, and so do the separators when the
+/// windows are gathered, see blocking_partition); `greedy` cuts at the prefix-sum thresholds
+/// k·W/p in one pass (Lmax <= W/p + largest hnode load).
 enum class BlockingCut { optimal, greedy };
 
 /// A cut of the global chain: separators as global leaf positions, p+1 values from 0 to n
@@ -40,6 +48,25 @@ struct ChainCut {
     return bottleneck / (total / static_cast<double>(loads.size())) - 1;
   }
 };
+
+/// What one blocking_partition call cost this rank (optional out-parameter, for tests and
+/// benchmarks). Collective rounds are counted per call of an MPI collective; point-to-point
+/// hops only occur on the pipelined fallback.
+struct BlockingCutStats {
+  std::size_t collectives = 0;      // MPI collective calls made by this rank
+  std::size_t point_to_point = 0;   // sends + receives (pipelined fallback only)
+  std::size_t bytes_sent = 0;       // payload this rank contributed
+  std::size_t bytes_received = 0;   // payload this rank received
+  std::size_t probes = 0;           // pipelined probes (fallback only)
+  std::uint64_t gathered = 0;       // window positions gathered on rank 0
+  bool windowed = false;            // the optimal cut came from the gathered windows
+};
+
+/// Default bound on the window positions gathered on rank 0 (16 bytes each): beyond it the
+/// optimal cut falls back to pipelined probes.
+inline std::uint64_t blocking_default_max_gathered(int p) {
+  return std::max<std::uint64_t>(std::uint64_t{1} << 21, 64 * static_cast<std::uint64_t>(p));
+}
 
 namespace detail {
 
@@ -84,17 +111,64 @@ inline void probe_slice(std::span<const double> prefix, double B, std::uint64_t 
   }
 }
 
+/// Counts collectives and payload into an optional BlockingCutStats.
+struct CutCounter {
+  BlockingCutStats* s;
+  void collective(std::size_t sent, std::size_t received) const {
+    if (!s) return;
+    ++s->collectives;
+    s->bytes_sent += sent;
+    s->bytes_received += received;
+  }
+  void hop(std::size_t bytes, bool send) const {
+    if (!s) return;
+    ++s->point_to_point;
+    (send ? s->bytes_sent : s->bytes_received) += bytes;
+  }
+};
+
 }  // namespace detail
 
 /// Cuts the global chain of hnode loads into `comm.size()` segments. `local_loads` are this
 /// rank's leaves in curve order (ranks hold consecutive parts of the chain in rank order).
+///
+/// Global prefix sums: one all_gather of (count, total, max) per rank (O(p) numbers) gives each
+/// rank its offset; a position x of rank r has prefix G[x] = offset_r + (local running sum), so
+/// neighbouring ranks agree on the prefix at their boundary. Integer-valued loads (below 2^53)
+/// give exactly the sequential prefix sums; other doubles differ from a sequential summation by
+/// the usual rounding, and the cost model is that of partition/ (a part costs the rounded
+/// difference of its end prefixes).
+///
+/// `optimal` (Pinar & Aykanat's separator-index bounding): UB = the DirectCut bottleneck (one
+/// all_reduce of p+1 prefix values). Every cut with parts <= B* <= UB has G[s_k] <= k·UB and
+/// W - G[s_k] <= (p-k)·UB, so its separator k lies in the window of positions with prefix in
+/// [W - (p-k)·UB, k·UB] (widened by a few ulps of W for rounding). Each rank sends the
+/// (position, prefix) pairs of its window positions to rank 0 (one gatherv); rank 0 solves the
+/// window chain with partition::optimal_bottleneck (the window chain's optimum equals the full
+/// chain's: its cuts are cuts of the chain and the greedy optimal cut lies in the windows),
+/// takes the greedy separators at the optimum, balances them like partition::nicol_plus
+/// (balanced_separators: every position balance() reads is a window position, or left of
+/// window k where the answer does not depend on the exact prefix), and broadcasts the
+/// separators and loads. Six collectives whatever p: O(log p) latency with tree collectives;
+/// O(p) replicated numbers; rank 0 briefly holds the windows (about p·(UB - W/p) / mean load
+/// positions per window). When they exceed max_gathered (skewed loads: a few huge hnodes make
+/// UB large, so windows span most of the chain; or long zero-load runs) the cut falls back to
+/// the parametric search with pipelined probes (p hops per probe, greedy-leftmost separators);
+/// stats->windowed says which path ran.
+///
 /// Throws irregular::collective_error-compatible irregular::invalid_argument on every rank when
 /// any load is negative or not finite. Collective over comm.
 inline ChainCut blocking_partition(const boost::mpi::communicator& comm,
                                    std::span<const double> local_loads,
-                                   BlockingCut method = BlockingCut::optimal) {
+                                   BlockingCut method = BlockingCut::optimal,
+                                   BlockingCutStats* stats = nullptr,
+                                   std::uint64_t max_gathered = 0) {
   const int p = comm.size();
   const int rank = comm.rank();
+  const auto up = static_cast<std::size_t>(p);
+  const detail::CutCounter count{stats};
+  if (stats) *stats = BlockingCutStats{};
+  if (max_gathered == 0) max_gathered = blocking_default_max_gathered(p);
   // Validate first, agreeing on the outcome (the lowest bad rank is named).
   int bad = -1;
   std::size_t bad_index = 0;
@@ -102,6 +176,7 @@ inline ChainCut blocking_partition(const boost::mpi::communicator& comm,
     if (!(local_loads[i] >= 0) || !std::isfinite(local_loads[i])) { bad = rank; bad_index = i; break; }
   int first_bad = p;
   boost::mpi::all_reduce(comm, bad < 0 ? p : bad, first_bad, boost::mpi::minimum<int>());
+  count.collective(sizeof(int), sizeof(int));
   if (first_bad < p) {
     std::uint64_t idx = bad_index;
     boost::mpi::broadcast(comm, idx, first_bad);
@@ -109,33 +184,37 @@ inline ChainCut blocking_partition(const boost::mpi::communicator& comm,
                            " on rank " + std::to_string(first_bad) + " is negative or not finite");
   }
 
-  // Global prefix sums: an exclusive scan of local totals, then a local scan.
+  // Global prefix sums: local running sums shifted by the offset of the ranks before.
   const std::size_t n = local_loads.size();
   std::vector<double> prefix(n + 1);
   double local_total = 0, local_max = 0;
+  prefix[0] = 0;
   for (std::size_t i = 0; i < n; ++i) {
     local_total += local_loads[i];
+    prefix[i + 1] = local_total;
     local_max = std::max(local_max, local_loads[i]);
   }
-  // (count, total) of every rank: O(p) replicated numbers.
-  std::vector<double> totals;
-  std::vector<std::uint64_t> counts;
-  boost::mpi::all_gather(comm, local_total, totals);
-  boost::mpi::all_gather(comm, static_cast<std::uint64_t>(n), counts);
-  double offset = 0;
+  // (count, total, max) of every rank: O(p) replicated numbers, one collective.
+  const std::uint64_t mine[3] = {static_cast<std::uint64_t>(n), std::bit_cast<std::uint64_t>(local_total),
+                                 std::bit_cast<std::uint64_t>(local_max)};
+  std::vector<std::uint64_t> summary(3 * up);
+  boost::mpi::all_gather(comm, mine, 3, summary.data());
+  count.collective(sizeof mine, sizeof mine * up);
+  double offset = 0, W = 0, wmax = 0;
   std::uint64_t first_global = 0, n_global = 0;
   for (int r = 0; r < p; ++r) {
-    if (r < rank) { offset += totals[static_cast<std::size_t>(r)]; first_global += counts[static_cast<std::size_t>(r)]; }
-    n_global += counts[static_cast<std::size_t>(r)];
+    const auto cnt = summary[3 * static_cast<std::size_t>(r)];
+    const double tot = std::bit_cast<double>(summary[3 * static_cast<std::size_t>(r) + 1]);
+    if (r == rank) { offset = W; first_global = n_global; }
+    W += tot;  // the same order on every rank: offsets and W agree bit for bit
+    n_global += cnt;
+    wmax = std::max(wmax, std::bit_cast<double>(summary[3 * static_cast<std::size_t>(r) + 2]));
   }
-  double W = 0;
-  for (double t : totals) W += t;
-  prefix[0] = offset;
-  for (std::size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + local_loads[i];
-  double wmax = 0;
-  boost::mpi::all_reduce(comm, local_max, wmax, boost::mpi::maximum<double>());
+  for (double& v : prefix) v = offset + v;  // prefix[n] = offset of the next rank, exactly
 
+  ChainCut cut;
   std::vector<std::uint64_t> my_cuts;
+  bool done = false;
   if (method == BlockingCut::greedy) {
     // Part k starts at the first hnode whose prefix reaches k·W/p.
     for (int k = 1; k < p; ++k) {
@@ -145,61 +224,177 @@ inline ChainCut blocking_partition(const boost::mpi::communicator& comm,
       my_cuts.push_back(first_global + static_cast<std::uint64_t>(it - prefix.begin()));
     }
   } else {
-    // Optimal bottleneck by parametric search over greedy probes (Nicol's characterisation:
-    // an infeasible B lifts the lower bound to the least part extension, a feasible one lowers
-    // the upper bound to the load it attained; both are interval sums, so it ends exactly).
-    // A probe passes the carry along the ranks (O(p) hops, no chain gathered).
-    auto probe = [&](double B, std::vector<std::uint64_t>* cuts) {
-      detail::ProbeCarry c;
-      if (rank > 0) comm.recv(rank - 1, 0, c);
-      if (c.parts <= static_cast<std::uint64_t>(p)) detail::probe_slice(prefix, B, static_cast<std::uint64_t>(p), c, cuts, first_global);
-      if (rank + 1 < p) comm.send(rank + 1, 0, c);
-      // The last rank closes the final part and tells everyone.
-      if (rank == p - 1) c.attained = std::max(c.attained, W - c.part_start);
-      boost::mpi::broadcast(comm, c, p - 1);
-      return c;
-    };
-    // With floating-point loads a part's computed load and the greedy comparison can round
-    // differently, so every step forces progress, the search is capped, and the final cut
-    // falls back to the last bottleneck whose probe succeeded.
-    const auto fits = [p](const detail::ProbeCarry& c) { return c.parts <= static_cast<std::uint64_t>(p); };
-    double lo = std::max(W / p, wmax), hi = std::max(lo, W / p + wmax);
-    while (!fits(probe(hi, nullptr))) hi = hi * 2 + 1;  // only rounding can make this loop
-    double best = hi;
-    for (int iter = 0; lo < hi && iter < 400; ++iter) {
-      double mid = lo + (hi - lo) / 2;
-      if (!(mid > lo && mid < hi)) mid = lo;
-      const auto c = probe(mid, nullptr);
-      if (fits(c)) {
-        best = mid;
-        hi = std::min(mid, c.attained);
-      } else {
-        lo = std::max(c.extension, std::nextafter(mid, std::numeric_limits<double>::infinity()));
+    // DirectCut (Miguet & Pierson) as partition::direct_cut_separators places it: separator k
+    // at y or y+1, y the last position with G[y] <= k·W/p, whichever prefix is nearer. The rank
+    // holding y (and y+1 in prefix[]) reports G at the separator; UB is the largest part.
+    std::vector<double> dc(up + 1, -1.0), dc_all(up + 1);
+    for (std::size_t k = 1; k < up && n > 0; ++k) {
+      const double t = W * static_cast<double>(k) / static_cast<double>(p);
+      if (!(prefix[0] <= t && prefix[n] > t)) continue;
+      const auto y = static_cast<std::size_t>(std::upper_bound(prefix.begin(), prefix.end(), t) - prefix.begin()) - 1;
+      dc[k] = (prefix[y + 1] - t) < (t - prefix[y]) ? prefix[y + 1] : prefix[y];
+    }
+    boost::mpi::all_reduce(comm, dc.data(), static_cast<int>(dc.size()), dc_all.data(),
+                           boost::mpi::maximum<double>());
+    count.collective(dc.size() * sizeof(double), dc.size() * sizeof(double));
+    dc_all[0] = 0;
+    dc_all[up] = W;
+    double ub = 0;
+    for (std::size_t k = 1; k <= up; ++k) {
+      if (dc_all[k] < 0) dc_all[k] = W;  // no position at or below the target beyond n
+      dc_all[k] = std::max(dc_all[k], dc_all[k - 1]);
+      ub = std::max(ub, dc_all[k] - dc_all[k - 1]);
+    }
+
+    // Window positions of this slice (global position 0 is rank 0's to add). Both bounds grow
+    // with k, so the windows are merged in one sweep. delta covers the rounding of k·UB and of
+    // the p part costs summed (each within an ulp of W).
+    const double delta = 8 * std::numeric_limits<double>::epsilon() * (static_cast<double>(p) + 2) * W;
+    std::vector<double> win;  // (position bit-cast, prefix) pairs
+    if (n > 0) {
+      const auto beg = prefix.begin(), end = prefix.begin() + static_cast<std::ptrdiff_t>(n);
+      std::size_t covered = first_global == 0 ? 1 : 0;  // local positions below are taken
+      for (std::size_t k = 1; k < up; ++k) {
+        const double lo = W - static_cast<double>(p - static_cast<int>(k)) * ub - delta;
+        const double hi = static_cast<double>(k) * ub + delta;
+        if (hi < prefix[0]) continue;
+        if (lo > prefix[n - 1]) break;
+        auto a = static_cast<std::size_t>(std::lower_bound(beg, end, lo) - beg);
+        const auto b = static_cast<std::size_t>(std::upper_bound(beg, end, hi) - beg);
+        for (a = std::max(a, covered); a < b; ++a) {
+          win.push_back(std::bit_cast<double>(static_cast<std::uint64_t>(first_global + a)));
+          win.push_back(prefix[a]);
+        }
+        covered = std::max(covered, b);
       }
     }
-    if (!fits(probe(hi, &my_cuts))) {
-      my_cuts.clear();
-      (void)probe(best, &my_cuts);
+    const auto my_count = static_cast<std::uint64_t>(win.size() / 2);
+    std::vector<std::uint64_t> counts;
+    boost::mpi::all_gather(comm, my_count, counts);
+    count.collective(sizeof my_count, sizeof my_count * up);
+    std::uint64_t total_win = 0;
+    for (auto c : counts) total_win += c;
+
+    if (total_win <= max_gathered) {
+      // Rank 0 gathers the windows and solves the window chain exactly.
+      std::vector<double> all_win;
+      std::vector<int> sizes, displs;
+      if (rank == 0) {
+        all_win.resize(2 * total_win);
+        int at = 0;
+        for (auto c : counts) {
+          sizes.push_back(static_cast<int>(2 * c));
+          displs.push_back(at);
+          at += static_cast<int>(2 * c);
+        }
+        boost::mpi::gatherv(comm, win, all_win.data(), sizes, displs, 0);
+      } else {
+        boost::mpi::gatherv(comm, win, 0);
+      }
+      count.collective(win.size() * sizeof(double), rank == 0 ? all_win.size() * sizeof(double) : 0);
+      // The reply: bottleneck, p+1 separators, p loads, one broadcast.
+      std::vector<std::uint64_t> reply(2 * up + 2);
+      if (rank == 0) {
+        std::vector<std::uint64_t> pos{0};
+        std::vector<double> val{0.0};
+        for (std::size_t i = 0; i < total_win; ++i) {
+          pos.push_back(std::bit_cast<std::uint64_t>(all_win[2 * i]));
+          val.push_back(all_win[2 * i + 1]);
+        }
+        if (n_global > 0) { pos.push_back(n_global); val.push_back(W); }
+        std::vector<double>().swap(all_win);
+        const std::size_t m = pos.size() - 1;
+        const double best = partition::optimal_bottleneck(val.data(), 0, m, up);
+        // Greedy (maximal) separators at the optimum: window positions, as in the full chain.
+        std::vector<std::size_t> ends;
+        [[maybe_unused]] const std::size_t parts = partition::greedy_parts(val.data(), 0, m, best, up, &ends);
+        IRREGULAR_ASSERT(parts <= up);
+        std::vector<std::size_t> R(up + 1, static_cast<std::size_t>(n_global)), seps(up + 1);
+        R[0] = 0;
+        for (std::size_t k = 0; k < ends.size(); ++k) R[k + 1] = static_cast<std::size_t>(pos[ends[k]]);
+        // Balanced separators over the global positions. A position outside the windows reads
+        // its left window neighbour's prefix: balance() only reads such positions left of
+        // window k, where both values are below the target and infeasible alike.
+        auto global_prefix = [&](std::size_t x) -> double {
+          const auto it = std::upper_bound(pos.begin(), pos.end(), static_cast<std::uint64_t>(x));
+          return val[static_cast<std::size_t>(it - pos.begin()) - 1];
+        };
+        partition::detail_bal::balance_or_greedy<double>(global_prefix, static_cast<std::size_t>(n_global), up, best,
+                                                         R.data(), seps.data());
+        reply[0] = std::bit_cast<std::uint64_t>(best);
+        for (std::size_t k = 0; k <= up; ++k) reply[1 + k] = seps[k];
+        for (std::size_t k = 0; k < up; ++k)
+          reply[up + 2 + k] = std::bit_cast<std::uint64_t>(global_prefix(seps[k + 1]) - global_prefix(seps[k]));
+      }
+      boost::mpi::broadcast(comm, reply.data(), static_cast<int>(reply.size()), 0);
+      count.collective(rank == 0 ? reply.size() * sizeof(std::uint64_t) : 0,
+                       rank == 0 ? 0 : reply.size() * sizeof(std::uint64_t));
+      if (stats) { stats->windowed = true; stats->gathered = total_win; }
+      cut.bottleneck = std::bit_cast<double>(reply[0]);
+      cut.separators.assign(reply.begin() + 1, reply.begin() + 2 + static_cast<std::ptrdiff_t>(up));
+      for (std::size_t k = 0; k < up; ++k) cut.loads.push_back(std::bit_cast<double>(reply[up + 2 + k]));
+      done = true;
+    } else {
+      // Fallback: optimal bottleneck by parametric search over greedy probes (Nicol's
+      // characterisation: an infeasible B lifts the lower bound to the least part extension, a
+      // feasible one lowers the upper bound to the load it attained; both are interval sums, so
+      // it ends exactly). A probe passes the carry along the ranks (p hops).
+      auto probe = [&](double B, std::vector<std::uint64_t>* cuts) {
+        detail::ProbeCarry c;
+        if (stats) ++stats->probes;
+        if (rank > 0) { comm.recv(rank - 1, 0, c); count.hop(sizeof c, false); }
+        if (c.parts <= static_cast<std::uint64_t>(p)) detail::probe_slice(prefix, B, static_cast<std::uint64_t>(p), c, cuts, first_global);
+        if (rank + 1 < p) { comm.send(rank + 1, 0, c); count.hop(sizeof c, true); }
+        // The last rank closes the final part and tells everyone.
+        if (rank == p - 1) c.attained = std::max(c.attained, W - c.part_start);
+        boost::mpi::broadcast(comm, c, p - 1);
+        count.collective(rank == p - 1 ? sizeof c : 0, rank == p - 1 ? 0 : sizeof c);
+        return c;
+      };
+      // With floating-point loads a part's computed load and the greedy comparison can round
+      // differently, so every step forces progress, the search is capped, and the final cut
+      // falls back to the last bottleneck whose probe succeeded.
+      const auto fits = [p](const detail::ProbeCarry& c) { return c.parts <= static_cast<std::uint64_t>(p); };
+      double lo = std::max(W / p, wmax), hi = std::max(lo, ub);
+      while (!fits(probe(hi, nullptr))) hi = hi * 2 + 1;  // only rounding can make this loop
+      double best = hi;
+      for (int iter = 0; lo < hi && iter < 400; ++iter) {
+        double mid = lo + (hi - lo) / 2;
+        if (!(mid > lo && mid < hi)) mid = lo;
+        const auto c = probe(mid, nullptr);
+        if (fits(c)) {
+          best = mid;
+          hi = std::min(mid, c.attained);
+        } else {
+          lo = std::max(c.extension, std::nextafter(mid, std::numeric_limits<double>::infinity()));
+        }
+      }
+      if (!fits(probe(hi, &my_cuts))) {
+        my_cuts.clear();
+        (void)probe(best, &my_cuts);
+      }
     }
   }
+  if (done) return cut;
 
   // Gather the O(p) cuts; a probe may use fewer than p parts, the rest stay empty at the end.
   std::vector<std::vector<std::uint64_t>> all;
   boost::mpi::all_gather(comm, my_cuts, all);
-  ChainCut cut;
+  count.collective(my_cuts.size() * sizeof(std::uint64_t), up * sizeof(std::uint64_t));
   cut.separators.push_back(0);
   for (const auto& v : all) cut.separators.insert(cut.separators.end(), v.begin(), v.end());
-  cut.separators.resize(std::min<std::size_t>(cut.separators.size(), static_cast<std::size_t>(p)));
-  while (cut.separators.size() < static_cast<std::size_t>(p) + 1) cut.separators.push_back(n_global);
+  cut.separators.resize(std::min<std::size_t>(cut.separators.size(), up));
+  while (cut.separators.size() < up + 1) cut.separators.push_back(n_global);
   // Segment loads from the global prefix values at the separators: each rank contributes the
   // prefix values it holds, one all_reduce.
-  std::vector<double> at(static_cast<std::size_t>(p) + 1, 0.0), at_global(at.size());
+  std::vector<double> at(up + 1, 0.0), at_global(at.size());
   for (std::size_t k = 0; k < at.size(); ++k) {
     const std::uint64_t s = cut.separators[k];
     if (s >= first_global && s < first_global + n) at[k] = prefix[s - first_global];
     else if (s == n_global && rank == p - 1) at[k] = W;
   }
   boost::mpi::all_reduce(comm, at.data(), static_cast<int>(at.size()), at_global.data(), std::plus<double>());
+  count.collective(at.size() * sizeof(double), at.size() * sizeof(double));
   if (n_global > 0) at_global.back() = W;
   for (int k = 0; k < p; ++k) {
     const double l = at_global[static_cast<std::size_t>(k) + 1] - at_global[static_cast<std::size_t>(k)];

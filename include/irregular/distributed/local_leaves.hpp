@@ -5,6 +5,7 @@
 
 #include <irregular/core/cell.hpp>
 #include <irregular/core/concepts.hpp>
+#include <irregular/core/error.hpp>
 #include <irregular/core/index.hpp>
 #include <irregular/curve/interval.hpp>
 #include <irregular/distributed/ownership_map.hpp>
@@ -15,6 +16,8 @@
 #include <boost/mpi/communicator.hpp>
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -74,6 +77,12 @@ struct HnodeKey {
   friend constexpr auto operator<=>(const HnodeKey&, const HnodeKey&) = default;
 };
 
+[[noreturn]] inline void leaf_budget_exceeded(std::size_t max_leaves) {
+  throw limit_exceeded("irregular: the refinement condition asks for more than " + std::to_string(max_leaves) +
+                       " leaves on one rank (the leaf budget); a condition that always splits? Raise "
+                       "DomainOptions::max_leaves_per_rank if the tree is meant to be this large");
+}
+
 template <class Index>
 std::uint64_t count_in(std::span<const Index> keys, IndexInterval<Index> iv) {
   const auto a = std::lower_bound(keys.begin(), keys.end(), iv.start);
@@ -93,7 +102,7 @@ template <SpaceFillingCurve C, class Condition>
 LocalLeaves<C> construct_leaves(const boost::mpi::communicator& comm,
                                 const std::vector<typename C::index_type>& bounds,
                                 std::span<const typename C::index_type> sorted_keys,
-                                const Condition& condition) {
+                                const Condition& condition, std::size_t max_leaves = SIZE_MAX) {
   using I = typename C::index_type;
   using Key = detail::HnodeKey<I>;
   const auto span_at = [](int level) { return curve::detail_interval::span<C>(C::max_level - level); };
@@ -128,6 +137,7 @@ LocalLeaves<C> construct_leaves(const boost::mpi::communicator& comm,
     return global[static_cast<std::size_t>(it - straddling.begin())];
   };
   auto emit = [&](const Cell<C::dim>& cell, I start) {
+    if (out.size() == max_leaves) detail::leaf_budget_exceeded(max_leaves);
     out.push_back(start, cell.level, count(cell, {start, start + span_at(cell.level)}));
   };
   refine_leaves<C>(own, count, condition, emit);
@@ -141,14 +151,14 @@ LocalLeaves<C> construct_leaves(const boost::mpi::communicator& comm,
 /// in one all_reduce; a shared leaf is emitted by its leaf_owner, every other hnode is refined by
 /// its one holder. Maps with contiguous segments take the splitter path above. Leaves come out
 /// sorted by start with exact global counts; a shared leaf's elements are not all local yet
-/// (see remap.hpp, settle). Collective over comm.
+/// (see remap.hpp, settle_on_map). Collective over comm.
 template <OwnershipMap M, class Condition>
 LocalLeaves<typename M::curve_type> construct_leaves(const boost::mpi::communicator& comm, const M& map,
                                                      std::span<const typename M::curve_type::index_type> sorted_keys,
-                                                     const Condition& condition) {
+                                                     const Condition& condition, std::size_t max_leaves = SIZE_MAX) {
   using C = typename M::curve_type;
   if constexpr (M::contiguous_segments) {
-    return construct_leaves<C>(comm, map.splitters(), sorted_keys, condition);
+    return construct_leaves<C>(comm, map.splitters(), sorted_keys, condition, max_leaves);
   } else {
     using I = typename C::index_type;
     using Key = detail::HnodeKey<I>;
@@ -186,6 +196,7 @@ LocalLeaves<typename M::curve_type> construct_leaves(const boost::mpi::communica
       return detail::count_in<I>(sorted_keys, iv);
     };
     const auto emit = [&](const Cell<C::dim>& cell, I start) {
+      if (out.size() == max_leaves) detail::leaf_budget_exceeded(max_leaves);
       out.push_back(start, cell.level, count(cell, {start, start + span_at(cell.level)}));
     };
     // Held by one rank: that rank refines it alone (refine_leaves passes only through shared
@@ -210,6 +221,7 @@ LocalLeaves<typename M::curve_type> construct_leaves(const boost::mpi::communica
           else refine_held({s, s + w});
         }
       } else if (map.leaf_owner(cell) == me) {
+        if (out.size() == max_leaves) detail::leaf_budget_exceeded(max_leaves);
         out.push_back(start, level, n);
       }
     };

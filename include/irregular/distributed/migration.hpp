@@ -5,9 +5,12 @@
 
 #include <irregular/core/assert.hpp>
 #include <irregular/core/concepts.hpp>
+#include <irregular/core/error.hpp>
 #include <irregular/distributed/distributed_sort.hpp>
 #include <irregular/distributed/local_leaves.hpp>
 #include <irregular/mpi/counters.hpp>
+#include <irregular/mpi/detail/nbx.hpp>
+#include <irregular/mpi/detail/packed_frames.hpp>
 #include <irregular/mpi/sparse_exchange.hpp>
 #include <irregular/mpi/transport.hpp>
 
@@ -16,8 +19,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <span>
+#include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -34,11 +40,73 @@ struct LeafRecord {
 };
 }  // namespace detail
 
+namespace detail_migration {
+
+/// Where each destination's part of a sequence lies. `grouped`: every destination's items form
+/// one contiguous run of the input (elements sorted by key under a contiguous map), so they are
+/// sent from where they are; otherwise `order` lists the items destination by destination.
+struct Groups {
+  std::vector<std::size_t> begin, count;  // per destination: first position (in order or input), size
+  std::vector<std::size_t> order;         // empty when grouped
+  bool grouped = true;
+
+  [[nodiscard]] std::size_t at(std::size_t k) const { return grouped ? k : order[k]; }
+};
+
+inline Groups group(std::span<const int> dest, std::size_t p, bool allow_in_place) {
+  Groups g;
+  g.begin.assign(p, 0);
+  g.count.assign(p, 0);
+  for (int d : dest) ++g.count[static_cast<std::size_t>(d)];
+  if (allow_in_place) {  // one run per destination?
+    std::vector<char> seen(p, 0);
+    for (std::size_t i = 0; i < dest.size(); ++i) {
+      const auto d = static_cast<std::size_t>(dest[i]);
+      if (i > 0 && dest[i - 1] == dest[i]) continue;
+      if (seen[d]) {
+        g.grouped = false;
+        break;
+      }
+      seen[d] = 1;
+      g.begin[d] = i;
+    }
+    if (g.grouped) return g;
+  }
+  // Counting sort by destination keeps each group in its input (sorted) order.
+  g.grouped = false;
+  for (std::size_t r = 0, at = 0; r < p; ++r) {
+    g.begin[r] = at;
+    at += g.count[r];
+  }
+  g.order.resize(dest.size());
+  auto fill = g.begin;
+  for (std::size_t i = 0; i < dest.size(); ++i) g.order[fill[static_cast<std::size_t>(dest[i])]++] = i;
+  return g;
+}
+
+/// Last bytes of every migration message: how many elements and leaf records it carries.
+struct Trailer {
+  std::uint64_t elements;
+  std::uint64_t records;
+};
+
+/// One received message, in arrival order: its elements start at `first` (raw path: in the
+/// arrivals vector) and its records at `first_record`.
+struct Segment {
+  int source;
+  std::size_t first, count, first_record, records;
+};
+
+}  // namespace detail_migration
+
 /// Sends local leaf i to rank leaf_dest[i] and element j to rank elem_dest[j], one merged message
-/// per partner ([leaf records][elements], both through mpi::pack). `keys` are the sorted keys
-/// of `elements`, `loads` one value per leaf. On return the arrays hold what this rank owns,
-/// leaves sorted by start and elements by key. Returns what this rank sent to others.
-/// Collective over comm.
+/// per partner: [elements][leaf records][trailer], gathered by an MPI datatype from where the
+/// parts lie (no staging copy when each partner's elements are contiguous, as under segment
+/// maps). Trivially copyable elements (mpi::is_raw_transportable) travel as bytes and are
+/// received straight into the result; others through Boost.MPI packed archives. `keys` are the
+/// sorted keys of `elements`, `loads` one value per leaf. On return the arrays hold what this
+/// rank owns, leaves sorted by start and elements by key; what stays here is never packed.
+/// Returns what this rank sent to others. Collective over comm.
 template <SpaceFillingCurve C, class E, class KeyOf>
 mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<const int> leaf_dest,
                                std::span<const int> elem_dest, LocalLeaves<C>& leaves,
@@ -46,98 +114,303 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
                                std::vector<typename C::index_type>& keys, KeyOf&& key_of, int tag) {
   using I = typename C::index_type;
   using Record = detail::LeafRecord<I>;
+  using detail_migration::Segment;
+  using detail_migration::Trailer;
+  constexpr bool raw = mpi::is_raw_transportable<E>;
   const int p = comm.size();
   const auto P = static_cast<std::size_t>(p);
   if (p == 1) return {};  // everything stays: nothing to stage, pack or re-sort
-  // Counting sort by destination keeps each group in its input (sorted) order.
-  auto group = [P](std::span<const int> dest, std::vector<std::size_t>& order, std::vector<std::size_t>& first) {
-    first.assign(P + 1, 0);
-    for (int d : dest) ++first[static_cast<std::size_t>(d) + 1];
-    for (std::size_t r = 0; r < P; ++r) first[r + 1] += first[r];
-    order.resize(dest.size());
-    auto fill = first;
-    for (std::size_t i = 0; i < dest.size(); ++i) order[fill[static_cast<std::size_t>(dest[i])]++] = i;
-  };
-  std::vector<std::size_t> leaf_order, leaf_first, elem_order, elem_first;
-  group(leaf_dest, leaf_order, leaf_first);
-  group(elem_dest, elem_order, elem_first);
+  const int me = comm.rank();
+  const auto self = static_cast<std::size_t>(me);
+  IRREGULAR_ASSERT(leaf_dest.size() == leaves.size() && elem_dest.size() == elements.size() &&
+                   keys.size() == elements.size() && loads.size() == leaves.size());
 
+  // Leaves are few and stored as structure of arrays: records grouped by destination.
+  const detail_migration::Groups lg = detail_migration::group(leaf_dest, P, false);
   std::vector<Record> records(leaves.size());
-  std::vector<E> staged;
-  staged.reserve(elements.size());
-  for (std::size_t k = 0; k < leaf_order.size(); ++k) {
-    const std::size_t i = leaf_order[k];
+  for (std::size_t k = 0; k < records.size(); ++k) {
+    const std::size_t i = lg.order[k];
     records[k] = Record{leaves.starts_[i], leaves.counts_[i], loads[i], leaves.levels_[i]};
   }
-  const auto self = static_cast<std::size_t>(comm.rank());
-  // The part that stays keeps its keys; only received elements are keyed again.
-  std::vector<I> self_keys;
-  self_keys.reserve(elem_first[self + 1] - elem_first[self]);
-  for (std::size_t k = elem_first[self]; k < elem_first[self + 1]; ++k) self_keys.push_back(keys[elem_order[k]]);
-  for (std::size_t j : elem_order) staged.push_back(std::move(elements[j]));
-  std::vector<E>().swap(elements);
-  keys.clear();
+  // Raw elements are sent in place when grouped, else from a grouped copy; serialized ones are
+  // archived straight from `elements` in group order.
+  const detail_migration::Groups eg = detail_migration::group(elem_dest, P, true);
+  std::vector<E> staged;
+  if constexpr (raw) {
+    if (!eg.grouped) {
+      staged.reserve(elements.size());
+      for (std::size_t j : eg.order) staged.push_back(elements[j]);
+    }
+  }
+  const E* grouped_elements = raw && !eg.grouped ? staged.data() : elements.data();
 
+  // Outgoing messages: regions per partner, trailers and archives kept alive until the end.
   mpi::MigrationCounters sent;
-  std::vector<char> bytes;
-  std::vector<std::size_t> offsets(P + 1, 0);
-  if constexpr (mpi::is_raw_transportable<E>) {  // exact size: no regrowth while packing
-    std::size_t total = 0;
-    for (std::size_t r = 0; r < P; ++r)
-      if (r != self)
-        total += 2 * mpi::pack_header_bytes + (leaf_first[r + 1] - leaf_first[r]) * sizeof(Record) +
-                 (elem_first[r + 1] - elem_first[r]) * sizeof(E);
-    bytes.reserve(total);
+  std::vector<Trailer> trailers(P);
+  std::vector<detail::PackedFrames> frames(raw ? 0 : P);
+  std::vector<detail::ByteRegion> regions;
+  std::vector<std::pair<int, std::size_t>> message_regions;  // (dest, first region)
+  for (std::size_t r = 0; r < P; ++r) {
+    const std::size_t nl = lg.count[r], ne = eg.count[r];
+    if (r == self || nl + ne == 0) continue;  // what stays is handed over below, never packed
+    if constexpr (!raw)
+      detail::write_frames<E>(comm, ne, [&](std::size_t k) -> const E& { return elements[eg.at(eg.begin[r] + k)]; },
+                              frames[r]);
+    trailers[r] = Trailer{ne, nl};
   }
   for (std::size_t r = 0; r < P; ++r) {
-    const std::size_t nl = leaf_first[r + 1] - leaf_first[r], ne = elem_first[r + 1] - elem_first[r];
-    if (nl + ne > 0 && r != self) {  // what stays is handed over below, never packed
-      mpi::pack(std::span<const Record>(records).subspan(leaf_first[r], nl), bytes);
-      mpi::pack(std::span<const E>(staged).subspan(elem_first[r], ne), bytes);
-    }
-    offsets[r + 1] = bytes.size();
-    if (static_cast<int>(r) != comm.rank() && nl + ne > 0) {
-      sent.hnodes += nl;
-      sent.elements += ne;
-      sent.bytes += offsets[r + 1] - offsets[r];
-      sent.messages += 1;
-    }
+    const std::size_t nl = lg.count[r], ne = eg.count[r];
+    if (r == self || nl + ne == 0) continue;
+    const std::size_t first = regions.size();
+    if constexpr (raw)
+      regions.push_back({reinterpret_cast<const char*>(grouped_elements + eg.begin[r]), ne * sizeof(E)});
+    else
+      frames[r].append_regions(regions);
+    regions.push_back({reinterpret_cast<const char*>(records.data() + lg.begin[r]), nl * sizeof(Record)});
+    regions.push_back({reinterpret_cast<const char*>(&trailers[r]), sizeof(Trailer)});
+    message_regions.push_back({static_cast<int>(r), first});
+    std::size_t bytes = 0;
+    for (std::size_t k = first; k < regions.size(); ++k) bytes += regions[k].bytes;
+    sent.hnodes += nl;
+    sent.elements += ne;
+    sent.bytes += bytes;
+    sent.messages += 1;
   }
-  auto got = mpi::sparse_exchange(comm, std::span<const char>(bytes), std::span<const std::size_t>(offsets), tag);
-  std::vector<char>().swap(bytes);
+  std::vector<detail::OutgoingGather> sends;
+  sends.reserve(message_regions.size());
+  for (std::size_t m = 0; m < message_regions.size(); ++m) {
+    const std::size_t first = message_regions[m].second;
+    const std::size_t end = m + 1 < message_regions.size() ? message_regions[m + 1].second : regions.size();
+    sends.push_back({message_regions[m].first, std::span<const detail::ByteRegion>(regions).subspan(first, end - first)});
+  }
 
-  // Sources in rank order, with this rank's own part in its place: contiguous segments stay sorted.
-  std::vector<Record> in, all_in;
-  bool self_done = false;
-  auto take_self = [&] {
-    all_in.insert(all_in.end(), records.begin() + static_cast<std::ptrdiff_t>(leaf_first[self]),
-                  records.begin() + static_cast<std::ptrdiff_t>(leaf_first[self + 1]));
-    elements.insert(elements.end(), std::make_move_iterator(staged.begin() + static_cast<std::ptrdiff_t>(elem_first[self])),
-                    std::make_move_iterator(staged.begin() + static_cast<std::ptrdiff_t>(elem_first[self + 1])));
-    keys.insert(keys.end(), self_keys.begin(), self_keys.end());
-    self_done = true;
+  mpi::detail_exchange::check_tag(tag);
+  mpi::ExchangeStats stats;
+  std::vector<Segment> segments;  // arrival order
+  std::vector<Record> in_records;
+  std::string error;
+  auto bad_message = [&](int source, std::size_t total, const std::string& what) {
+    if (error.empty())
+      error = "irregular::migrate: rank " + std::to_string(me) + " received " + std::to_string(total) +
+              " bytes from rank " + std::to_string(source) + " that do not parse: " + what;
   };
-  for (std::size_t i = 0; i < got.sources.size(); ++i) {
-    if (!self_done && static_cast<std::size_t>(got.sources[i]) > self) take_self();
-    const auto msg = got.from_index(i);
-    in.clear();
-    const std::size_t used = mpi::unpack(msg, in);
-    mpi::unpack(msg.subspan(used), elements);
-    for (std::size_t j = keys.size(); j < elements.size(); ++j) keys.push_back(key_of(elements[j]));
-    all_in.insert(all_in.end(), in.begin(), in.end());
+  // Splits a received message [element part][records][trailer]; returns the element part's size.
+  auto split = [&](int source, const char* msg, std::size_t total, Trailer& t) -> std::size_t {
+    if (total < sizeof(Trailer)) {
+      bad_message(source, total, "no trailer");
+      return SIZE_MAX;
+    }
+    std::memcpy(&t, msg + total - sizeof t, sizeof t);
+    const std::size_t body = total - sizeof t;
+    if (t.records > body / sizeof(Record)) {
+      bad_message(source, total, std::to_string(t.records) + " leaf records announced");
+      return SIZE_MAX;
+    }
+    const std::size_t element_bytes = body - static_cast<std::size_t>(t.records) * sizeof(Record);
+    if constexpr (raw) {
+      if (element_bytes != t.elements * sizeof(E)) {
+        bad_message(source, total, std::to_string(t.elements) + " raw elements of " + std::to_string(sizeof(E)) +
+                                       " bytes announced for " + std::to_string(element_bytes) + " bytes");
+        return SIZE_MAX;
+      }
+    }
+    const std::size_t first_record = in_records.size();
+    in_records.resize(first_record + static_cast<std::size_t>(t.records));
+    if (t.records != 0)
+      std::memcpy(static_cast<void*>(in_records.data() + first_record), msg + element_bytes,
+                  static_cast<std::size_t>(t.records) * sizeof(Record));
+    segments.push_back(Segment{source, 0, static_cast<std::size_t>(t.elements), first_record,
+                               static_cast<std::size_t>(t.records)});
+    return element_bytes;
+  };
+
+  // Self part: contiguous in the grouped input, or gathered through the order.
+  const std::size_t self_n = eg.count[self];
+  auto self_element = [&](std::size_t k) -> E& { return elements[eg.at(eg.begin[self] + k)]; };
+  auto self_key = [&](std::size_t k) -> const I& { return keys[eg.at(eg.begin[self] + k)]; };
+
+  std::vector<E> result;
+  std::vector<I> result_keys;
+  if constexpr (raw) {
+    // Arrivals land straight in `arrivals`, one after another; the [records][trailer] tail of
+    // each message lands past its elements and is cut off once split.
+    std::vector<E> arrivals;
+    std::vector<I> arrival_keys;
+    if (self_n == 0) {  // no own key is needed any more: receive keys into their storage
+      arrival_keys.swap(keys);
+      arrival_keys.clear();
+    }
+    struct Sink {
+      std::vector<E>* out;
+      std::size_t base = 0;
+      decltype(split)* split_fn;
+      std::vector<Segment>* segs;
+      std::vector<I>* out_keys;
+      std::remove_reference_t<KeyOf>* key_fn;
+      char* reserve(int, std::size_t offset, std::size_t bytes) {
+        if (offset == 0) base = out->size();
+        const std::size_t need = base + (offset + bytes + sizeof(E) - 1) / sizeof(E);
+        if (need > out->capacity()) out->reserve(std::max(need, out->size() + out->size() / 2));
+        if (need > out->size()) out->resize(need);
+        return reinterpret_cast<char*>(out->data() + base) + offset;
+      }
+      void finish(int source, std::size_t total) {
+        Trailer t{};
+        const std::size_t element_bytes = (*split_fn)(source, reinterpret_cast<const char*>(out->data() + base), total, t);
+        if (element_bytes == SIZE_MAX) {
+          out->resize(base);
+          return;
+        }
+        out->resize(base + static_cast<std::size_t>(t.elements));
+        segs->back().first = base;
+        out_keys->reserve(out->capacity());
+        for (std::size_t j = base; j < out->size(); ++j) out_keys->push_back((*key_fn)((*out)[j]));
+      }
+    } sink{&arrivals, 0, &split, &segments, &arrival_keys, &key_of};
+    detail::nbx_exchange(comm, tag, std::span<const detail::OutgoingGather>(sends), sink, stats);
+    if (!error.empty()) {  // leave the arrays as they were: only the keys' storage was lent out
+      if (self_n == 0) {
+        keys.clear();
+        for (const E& e : elements) keys.push_back(key_of(e));
+      }
+      throw parse_error(error);
+    }
+
+    // Sources in rank order, with this rank's own part in its place: contiguous segments stay
+    // sorted. Arrivals already in that order (one partner, or partners below this rank) stay
+    // where they landed; otherwise they are laid out again once.
+    const bool ascending = std::is_sorted(segments.begin(), segments.end(),
+                                          [](const Segment& a, const Segment& b) { return a.source < b.source; });
+    if (segments.empty() && eg.grouped) {  // nothing arrived: keep the own run where it is
+      const auto b = static_cast<std::ptrdiff_t>(eg.begin[self]), e = b + static_cast<std::ptrdiff_t>(self_n);
+      elements.erase(elements.begin() + e, elements.end());
+      elements.erase(elements.begin(), elements.begin() + b);
+      keys.erase(keys.begin() + e, keys.end());
+      keys.erase(keys.begin(), keys.begin() + b);
+      result.swap(elements);
+      result_keys.swap(keys);
+    } else if (segments.empty()) {
+      result.resize(self_n);
+      result_keys.resize(self_n);
+      for (std::size_t k = 0; k < self_n; ++k) {
+        result[k] = self_element(k);
+        result_keys[k] = self_key(k);
+      }
+    } else if (ascending && (self_n == 0 || segments.back().source < me)) {
+      result.swap(arrivals);
+      result_keys.swap(arrival_keys);
+      result.reserve(result.size() + self_n);
+      result_keys.reserve(result.size() + self_n);
+      for (std::size_t k = 0; k < self_n; ++k) {
+        result.push_back(self_element(k));
+        result_keys.push_back(self_key(k));
+      }
+    } else {
+      std::vector<const Segment*> by_rank;
+      for (const Segment& s : segments) by_rank.push_back(&s);
+      std::sort(by_rank.begin(), by_rank.end(), [](const Segment* a, const Segment* b) { return a->source < b->source; });
+      result.reserve(arrivals.size() + self_n);
+      result_keys.reserve(arrivals.size() + self_n);
+      bool self_done = false;
+      auto take_self = [&] {
+        for (std::size_t k = 0; k < self_n; ++k) {
+          result.push_back(self_element(k));
+          result_keys.push_back(self_key(k));
+        }
+        self_done = true;
+      };
+      for (const Segment* s : by_rank) {
+        if (!self_done && s->source > me) take_self();
+        result.insert(result.end(), arrivals.begin() + static_cast<std::ptrdiff_t>(s->first),
+                      arrivals.begin() + static_cast<std::ptrdiff_t>(s->first + s->count));
+        result_keys.insert(result_keys.end(), arrival_keys.begin() + static_cast<std::ptrdiff_t>(s->first),
+                           arrival_keys.begin() + static_cast<std::ptrdiff_t>(s->first + s->count));
+      }
+      if (!self_done) take_self();
+    }
+  } else {
+    mpi::detail_exchange::BufferSink<char, detail::PackedBuffer> sink;
+    detail::nbx_exchange(comm, tag, std::span<const detail::OutgoingGather>(sends), sink, stats);
+    std::sort(sink.got.begin(), sink.got.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    // Split every message first, so the result is sized once and a bad message changes nothing.
+    std::vector<std::size_t> element_bytes;
+    for (auto& [source, msg] : sink.got) {
+      Trailer t{};
+      element_bytes.push_back(split(source, msg.data(), msg.size(), t));
+    }
+    if (!error.empty()) throw parse_error(error);
+    std::size_t total = self_n;
+    for (const Segment& s : segments) total += s.count;
+    result.resize(total);
+    std::size_t at = 0, self_at = 0;
+    bool self_done = false;
+    for (std::size_t m = 0; m < sink.got.size(); ++m) {
+      auto& [source, msg] = sink.got[m];
+      if (!self_done && source > me) {
+        self_at = at;
+        at += self_n;
+        self_done = true;
+      }
+      std::size_t read = 0;
+      std::string why = detail::read_frames<E>(comm, msg, 0, element_bytes[m], result, at, segments[m].count, read);
+      if (why.empty() && read != segments[m].count) why = "frames hold fewer elements than announced";
+      if (!why.empty()) {
+        bad_message(source, msg.size(), why);
+        throw parse_error(error);
+      }
+      segments[m].first = at;
+      at += segments[m].count;
+      detail::PackedBuffer().swap(msg);  // free as we go
+    }
+    if (!self_done) self_at = at;
+    // Keys: the part that stays keeps its keys; only received elements are keyed again.
+    result_keys.resize(total);
+    for (const Segment& s : segments)
+      for (std::size_t j = s.first; j < s.first + s.count; ++j) result_keys[j] = key_of(result[j]);
+    for (std::size_t k = 0; k < self_n; ++k) {
+      result[self_at + k] = std::move(self_element(k));
+      result_keys[self_at + k] = self_key(k);
+    }
   }
-  if (!self_done) take_self();
+
+  // Leaves: sources in rank order with the own records in place, as the elements.
+  std::vector<Record> all_in;
+  all_in.reserve(in_records.size() + lg.count[self]);
+  {
+    std::vector<const Segment*> by_rank;
+    for (const Segment& s : segments) by_rank.push_back(&s);
+    std::sort(by_rank.begin(), by_rank.end(), [](const Segment* a, const Segment* b) { return a->source < b->source; });
+    bool self_done = false;
+    auto take_self = [&] {
+      all_in.insert(all_in.end(), records.begin() + static_cast<std::ptrdiff_t>(lg.begin[self]),
+                    records.begin() + static_cast<std::ptrdiff_t>(lg.begin[self] + lg.count[self]));
+      self_done = true;
+    };
+    for (const Segment* s : by_rank) {
+      if (!self_done && s->source > me) take_self();
+      all_in.insert(all_in.end(), in_records.begin() + static_cast<std::ptrdiff_t>(s->first_record),
+                    in_records.begin() + static_cast<std::ptrdiff_t>(s->first_record + s->records));
+    }
+    if (!self_done) take_self();
+  }
   std::vector<Record>().swap(records);
-  std::vector<E>().swap(staged);
+  std::vector<Record>().swap(in_records);
   // Contiguous segments arrive in rank order, already sorted; other maps need a sort.
   if (!std::is_sorted(all_in.begin(), all_in.end(), [](const Record& a, const Record& b) { return a.start < b.start; }))
     std::sort(all_in.begin(), all_in.end(), [](const Record& a, const Record& b) { return a.start < b.start; });
   leaves.clear();
   loads.clear();
+  leaves.starts_.reserve(all_in.size());
+  leaves.levels_.reserve(all_in.size());
+  leaves.counts_.reserve(all_in.size());
+  loads.reserve(all_in.size());
   for (const auto& rec : all_in) {
     leaves.push_back(rec.start, rec.level, rec.count);
     loads.push_back(rec.load);
   }
+  elements.swap(result);
+  keys.swap(result_keys);
+  std::vector<E>().swap(result);
   IRREGULAR_ASSERT(keys.size() == elements.size());
   detail::sort_by_key(elements, keys);  // returns at once when already sorted
   return sent;

@@ -1,5 +1,5 @@
 // The remap pipeline: partition -> map -> migrate (baiardi-2001 §3). Any OwnershipMap places
-// leaves and elements; `settle` first adjusts the map so that every leaf is held whole (a leaf
+// leaves and elements; `settle_on_map` first adjusts the map so that every leaf is held whole (a leaf
 // that a part boundary cuts goes to its leaf_owner), so afterwards all of a leaf's elements are
 // on the rank that holds the leaf and owner() names that rank exactly.
 #pragma once
@@ -80,7 +80,7 @@ std::vector<Cell<M::curve_type::dim>> splitting_leaves(const boost::mpi::communi
 /// `map` adjusted so that every leaf is held whole, with leaves and elements placed on it;
 /// `sent` accumulates what this rank sent. Collective over comm.
 template <OwnershipMap M, class E, class KeyOf>
-M settle(const boost::mpi::communicator& comm, const M& map, LocalLeaves<typename M::curve_type>& leaves,
+M settle_on_map(const boost::mpi::communicator& comm, const M& map, LocalLeaves<typename M::curve_type>& leaves,
          std::vector<double>& payload, std::vector<E>& elements,
          std::vector<typename M::curve_type::index_type>& keys, KeyOf&& key_of, int tag,
          mpi::MigrationCounters& sent) {

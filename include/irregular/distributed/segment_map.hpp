@@ -7,13 +7,18 @@
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/core/index.hpp>
+#include <irregular/curve/hilbert.hpp>
 #include <irregular/curve/interval.hpp>
+#include <irregular/curve/morton.hpp>
+#include <irregular/curve/peano.hpp>
 #include <irregular/distributed/detail/aligned_cover.hpp>
 #include <irregular/distributed/ownership_map.hpp>
+#include <irregular/tree/stencil.hpp>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -25,6 +30,8 @@ class SegmentMap {
   using curve_type = C;
   using index_type = typename C::index_type;
   static constexpr int dim = C::dim;
+  /// Each part is one curve interval (a segment).
+  static constexpr bool contiguous_segments = true;
 
   /// Finest indices of the whole domain: arity^(dim * max_level).
   static constexpr index_type domain_end() noexcept {
@@ -75,6 +82,32 @@ class SegmentMap {
     return owners(curve::hnode_interval<C>(c));
   }
 
+  /// Where a leaf with cell c lives, whole: the owner of its first finest index.
+  [[nodiscard]] int leaf_owner(const Cell<dim>& c) const { return owner(curve::finest_index<C>(c)); }
+  /// Ranks holding data that meets the interval: exactly the non-empty segments it meets, sorted.
+  [[nodiscard]] std::vector<int> holders(IndexInterval<index_type> iv) const { return owners(iv); }
+  /// Whether the cell's interval meets more than one non-empty segment (a leaf with this cell
+  /// cannot be held whole until hold_whole moves the splitters inside it).
+  [[nodiscard]] bool splits(const Cell<dim>& c) const {
+    const auto iv = curve::hnode_interval<C>(c);
+    // a splitter strictly inside the interval that starts a non-empty segment
+    return owner(iv.start) != owner(iv.end - 1);
+  }
+  /// This map with every splitter strictly inside one of `cells` (disjoint cells) moved back to
+  /// that cell's start, so each cell lies in one segment: leaf_owner(c) == owner(i) for i in c.
+  /// O(cells · log p) plus the splitters moved.
+  [[nodiscard]] SegmentMap hold_whole(std::span<const Cell<dim>> cells) const {
+    SegmentMap out = *this;
+    auto& s = out.splitters_;
+    for (const auto& c : cells) {
+      const auto iv = curve::hnode_interval<C>(c);
+      // moving splitters down to iv.start keeps them sorted: none lies in (iv.start, moved)
+      for (auto it = std::upper_bound(s.begin(), s.end(), iv.start); it != s.end() && *it < iv.end; ++it)
+        *it = iv.start;
+    }
+    return out;
+  }
+
   /// The roots of rank's private H-Trees: the maximal aligned intervals inside its segment, in
   /// curve order (at most 2 * max_level * (arity^dim - 1) cells).
   [[nodiscard]] std::vector<Cell<dim>> private_roots(int rank) const {
@@ -83,11 +116,12 @@ class SegmentMap {
     return roots;
   }
 
-  /// Ranks whose segments touch rank's segment across a face, edge or corner (sorted, without
-  /// rank itself). Each private root's same-level Moore neighbours are looked up; a neighbour
-  /// cell split among several ranks is refined, keeping only the sub-cells that touch the root,
-  /// so the answer is exact, not a superset.
-  [[nodiscard]] std::vector<int> neighbour_ranks(int rank) const {
+  /// Ranks whose segments touch rank's segment across a face, edge or corner, also across the
+  /// periodic axes (a part at the face 0 touches a part at the opposite face), sorted, without
+  /// rank itself. Each private root's same-level Moore neighbours (wrapped on periodic axes) are
+  /// looked up; a neighbour cell split among several ranks is refined, keeping only the
+  /// sub-cells that touch the root, so the answer is exact, not a superset.
+  [[nodiscard]] std::vector<int> neighbour_ranks(int rank, Periodicity<dim> per = {}) const {
     std::vector<int> out;
     int combos = 1;
     for (int d = 0; d < dim; ++d) combos *= 3;
@@ -98,11 +132,19 @@ class SegmentMap {
         bool inside = true, self = true;
         for (int d = 0, t = m; d < dim; ++d, t /= 3) {
           const int off = t % 3 - 1;
-          if (off != 0) self = false;
-          if ((off < 0 && nb.anchor[d] == 0) || (off > 0 && nb.anchor[d] + 1 >= n)) inside = false;
-          nb.anchor[d] = static_cast<coord_t>(static_cast<std::int64_t>(nb.anchor[d]) + off);
+          if (off == 0) continue;
+          self = false;
+          if (off < 0) {
+            if (nb.anchor[d] > 0) --nb.anchor[d];
+            else if (per[d]) nb.anchor[d] = n - 1;
+            else inside = false;
+          } else {
+            if (nb.anchor[d] + 1 < n) ++nb.anchor[d];
+            else if (per[d]) nb.anchor[d] = 0;
+            else inside = false;
+          }
         }
-        if (!self && inside) collect_touching(nb, root, rank, out);
+        if (!self && inside) collect_touching(nb, root, rank, per, out);
       }
     }
     std::sort(out.begin(), out.end());
@@ -128,20 +170,30 @@ class SegmentMap {
   }
 
  private:
-  /// Do the closed boxes of two cells meet (share at least a corner)?
-  static bool touches(const Cell<dim>& a, const Cell<dim>& b) noexcept {
+  /// Do the closed boxes of two cells meet (share at least a corner), with wrap-around on the
+  /// periodic axes? Compared at the finer level; 128-bit arithmetic, since arity^max_level may
+  /// not fit a signed 64-bit integer.
+  static bool touches(const Cell<dim>& a, const Cell<dim>& b, const Periodicity<dim>& per) noexcept {
+    __extension__ typedef __int128 wide;
     const int m = std::max(a.level, b.level);
-    const coord_t fa = ipow<coord_t>(static_cast<coord_t>(C::arity), m - a.level);
-    const coord_t fb = ipow<coord_t>(static_cast<coord_t>(C::arity), m - b.level);
+    const wide n = static_cast<wide>(ipow<uint128_t>(static_cast<uint128_t>(C::arity), m));
+    const wide fa = static_cast<wide>(ipow<coord_t>(static_cast<coord_t>(C::arity), m - a.level));
+    const wide fb = static_cast<wide>(ipow<coord_t>(static_cast<coord_t>(C::arity), m - b.level));
     for (int d = 0; d < dim; ++d) {
-      const coord_t a0 = a.anchor[d] * fa, b0 = b.anchor[d] * fb;
-      if (b0 > a0 + fa || a0 > b0 + fb) return false;
+      const wide a0 = static_cast<wide>(a.anchor[d]) * fa, b0 = static_cast<wide>(b.anchor[d]) * fb;
+      bool meet = false;
+      for (int k = per[d] ? -1 : 0; k <= (per[d] ? 1 : 0) && !meet; ++k) {
+        const wide s = b0 + k * n;
+        meet = s <= a0 + fa && a0 <= s + fb;
+      }
+      if (!meet) return false;
     }
     return true;
   }
 
   /// Adds the owners (other than rank) of the parts of `x` that touch `root`.
-  void collect_touching(const Cell<dim>& x, const Cell<dim>& root, int rank, std::vector<int>& out) const {
+  void collect_touching(const Cell<dim>& x, const Cell<dim>& root, int rank, const Periodicity<dim>& per,
+                        std::vector<int>& out) const {
     const auto ow = owners(x);
     if (ow.size() <= 1 || x.level >= C::max_level) {
       for (int k : ow)
@@ -154,11 +206,17 @@ class SegmentMap {
       child.level = x.level + 1;
       for (int d = 0, t = pos; d < dim; ++d, t /= C::arity)
         child.anchor[d] = x.anchor[d] * static_cast<coord_t>(C::arity) + static_cast<coord_t>(t % C::arity);
-      if (touches(child, root)) collect_touching(child, root, rank, out);
+      if (touches(child, root, per)) collect_touching(child, root, rank, per, out);
     }
   }
 
   std::vector<index_type> splitters_;
 };
+
+static_assert(OwnershipMap<SegmentMap<curve::Morton<2>>> && OwnershipMap<SegmentMap<curve::Morton<3>>> &&
+              OwnershipMap<SegmentMap<curve::Hilbert<2>>> && OwnershipMap<SegmentMap<curve::Hilbert<3>>> &&
+              OwnershipMap<SegmentMap<curve::Peano<2>>> && OwnershipMap<SegmentMap<curve::Peano<3>>> &&
+              OwnershipMap<SegmentMap<curve::Morton<2, uint128_t>>>,
+              "irregular::SegmentMap must satisfy irregular::OwnershipMap");
 
 }  // namespace irregular

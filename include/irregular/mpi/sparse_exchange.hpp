@@ -5,12 +5,15 @@
 #include <irregular/core/error.hpp>
 #include <irregular/mpi/counters.hpp>
 #include <irregular/mpi/detail/nbx.hpp>
+#include <irregular/mpi/detail/packed_frames.hpp>
 #include <irregular/mpi/transport.hpp>
 
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/environment.hpp>
 
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
 #include <cstddef>
 #include <iterator>
 #include <span>
@@ -49,15 +52,16 @@ inline void check_tag(int tag) {
                            " outside [0, " + std::to_string(boost::mpi::environment::max_tag()) + "]");
 }
 
-// Receives each message into its own buffer (of T for raw types, so the bytes land in place).
-template <class Unit>
+// Receives each message into its own buffer (of T for raw types, so the bytes land in place;
+// a packed-archive buffer for serialized types).
+template <class Unit, class Vector = std::vector<Unit>>
 struct BufferSink {
-  std::vector<std::pair<int, std::vector<Unit>>> got;
+  std::vector<std::pair<int, Vector>> got;
   bool ragged = false;  // a raw message whose length is not a multiple of sizeof(Unit)
 
   char* reserve(int source, std::size_t offset, std::size_t bytes) {
-    if (offset == 0) got.emplace_back(source, std::vector<Unit>{});
-    std::vector<Unit>& v = got.back().second;
+    if (offset == 0) got.emplace_back(source, Vector{});
+    Vector& v = got.back().second;
     const std::size_t need = (offset + bytes + sizeof(Unit) - 1) / sizeof(Unit);
     if (need > v.capacity()) v.reserve(std::max(need, 2 * v.capacity()));
     if (need > v.size()) v.resize(need);
@@ -72,36 +76,54 @@ struct BufferSink {
 // Common body. slice(d) gives the values for destination d as a span.
 template <class T, class Slice>
 Received<T> exchange(const boost::mpi::communicator& comm, int tag, Slice slice,
-                     ExchangeStats* stats_out, std::size_t piece_bytes) {
+                     ExchangeStats* stats_out, std::size_t piece_bytes,
+                     std::size_t frame_bytes = irregular::detail::packed_frame_bytes) {
   check_tag(tag);
   const int p = comm.size();
   const int me = comm.rank();
   ExchangeStats stats;
   std::vector<irregular::detail::OutgoingBytes> sends;
-  std::vector<std::vector<char>> packed;  // serialized path: one buffer per destination
+  // Serialized path: per destination, packed-archive frames sent as one gathered message.
+  std::vector<irregular::detail::PackedFrames> packed;
+  std::vector<irregular::detail::ByteRegion> regions;
+  std::vector<irregular::detail::OutgoingGather> gathers;
   if constexpr (!is_raw_transportable<T>) {
+    packed.reserve(static_cast<std::size_t>(p));
     for (int d = 0; d < p; ++d) {
       const std::span<const T> s = slice(d);
       if (d == me || s.empty()) continue;
       packed.emplace_back();
-      pack(s, packed.back());
+      irregular::detail::write_frames<T>(comm, s.size(), [&](std::size_t i) -> const T& { return s[i]; },
+                                         packed.back(), frame_bytes);
     }
-  }
-  for (int d = 0, k = 0; d < p; ++d) {
-    const std::span<const T> s = slice(d);
-    if (d == me || s.empty()) continue;
-    if constexpr (is_raw_transportable<T>) {
+    std::size_t k = 0;
+    for (const auto& f : packed) k += 2 * f.headers.size();
+    regions.reserve(k);
+    std::size_t at = 0;
+    k = 0;
+    for (int d = 0; d < p; ++d) {
+      if (d == me || slice(d).empty()) continue;
+      packed[k++].append_regions(regions);
+      gathers.push_back({d, std::span<const irregular::detail::ByteRegion>(regions).subspan(at, regions.size() - at)});
+      at = regions.size();
+    }
+  } else {
+    for (int d = 0; d < p; ++d) {
+      const std::span<const T> s = slice(d);
+      if (d == me || s.empty()) continue;
       sends.push_back({d, reinterpret_cast<const char*>(s.data()), s.size_bytes()});
-    } else {
-      sends.push_back({d, packed[static_cast<std::size_t>(k)].data(), packed[static_cast<std::size_t>(k)].size()});
-      ++k;
     }
   }
 
   using Unit = std::conditional_t<is_raw_transportable<T>, T, char>;
-  BufferSink<Unit> sink;
-  irregular::detail::nbx_exchange(comm, tag, std::span<const irregular::detail::OutgoingBytes>(sends),
-                                  sink, stats, piece_bytes);
+  using Vector = std::conditional_t<is_raw_transportable<T>, std::vector<T>, irregular::detail::PackedBuffer>;
+  BufferSink<Unit, Vector> sink;
+  if constexpr (is_raw_transportable<T>)
+    irregular::detail::nbx_exchange(comm, tag, std::span<const irregular::detail::OutgoingBytes>(sends), sink,
+                                    stats, piece_bytes);
+  else
+    irregular::detail::nbx_exchange(comm, tag, std::span<const irregular::detail::OutgoingGather>(gathers), sink,
+                                    stats, piece_bytes);
   packed.clear();
   if (stats_out != nullptr) *stats_out += stats;
 
@@ -141,13 +163,35 @@ Received<T> exchange(const boost::mpi::communicator& comm, int tag, Slice slice,
     if constexpr (is_raw_transportable<T>) {
       out.values.insert(out.values.end(), it->second.begin(), it->second.end());
     } else {
-      const std::span<const char> bytes(it->second);
-      const std::size_t used = unpack<T>(bytes, out.values);
-      if (used != bytes.size())
-        throw parse_error("irregular::mpi::sparse_exchange: rank " + std::to_string(me) +
-                          " received " + std::to_string(bytes.size()) + " bytes from rank " +
-                          std::to_string(it->first) + " but the record holds " + std::to_string(used));
-      std::vector<char>().swap(it->second);  // free as we go: peak memory stays near one copy
+      // Frames announce their counts: size the slots first, then load in place.
+      std::size_t count = 0;
+      std::string error;
+      for (std::size_t pos = 0; pos < it->second.size();) {
+        irregular::detail::FrameHeader h{};
+        if (it->second.size() - pos < sizeof h) {
+          error = "a frame header is cut short";
+          break;
+        }
+        std::memcpy(&h, it->second.data() + pos, sizeof h);
+        if (h.bytes > it->second.size() - pos - sizeof h) {
+          error = "a frame overruns the message";
+          break;
+        }
+        count += static_cast<std::size_t>(h.count);
+        pos += sizeof h + static_cast<std::size_t>(h.bytes);
+      }
+      const std::size_t old = out.values.size();
+      std::size_t read = 0;
+      if (error.empty()) {
+        out.values.resize(old + count);
+        error = irregular::detail::read_frames<T>(comm, it->second, 0, it->second.size(), out.values, old, count, read);
+        if (error.empty() && read != count) error = "frames hold fewer values than announced";
+      }
+      if (!error.empty())
+        throw parse_error("irregular::mpi::sparse_exchange: rank " + std::to_string(me) + " received " +
+                          std::to_string(it->second.size()) + " bytes from rank " + std::to_string(it->first) +
+                          " that do not parse: " + error);
+      irregular::detail::PackedBuffer().swap(it->second);  // free as we go: peak memory stays near one copy
     }
     out.sources.push_back(it->first);
     out.offsets.push_back(out.values.size());
@@ -161,7 +205,8 @@ Received<T> exchange(const boost::mpi::communicator& comm, int tag, Slice slice,
 /// Sends outgoing[d] to rank d for every d with a non-empty vector (one message each; nothing to
 /// partners with nothing), receives from ranks unknown in advance, and returns what arrived
 /// grouped by source rank in increasing order. outgoing[comm.rank()] is delivered locally.
-/// Raw types travel as bytes straight from outgoing; others are packed with Boost.Serialization.
+/// Raw types travel as bytes straight from outgoing; others through Boost.MPI packed archives
+/// (detail/packed_frames.hpp), each element's serialize() called directly.
 /// Messages over 1 GiB are split into pieces, never rejected. `tag` and `comm` belong to the
 /// caller; back-to-back calls with the same tag do not mix. Collective over comm.
 /// Throws irregular::invalid_argument (before any communication) when outgoing.size() differs

@@ -2,11 +2,12 @@
 // saule-bas-catalyurek §2.2: every 1D algorithm reads interval loads as P[j] - P[i].
 #pragma once
 
-#include <irregular/core/error.hpp>
-
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <irregular/core/error.hpp>
+#include <irregular/core/index.hpp>
 #include <limits>
 #include <span>
 #include <string>
@@ -20,9 +21,9 @@ template <class T>
 struct wide_type {
   static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>,
                 "irregular::partition: task loads must be a non-bool arithmetic type");
-  using type = std::conditional_t<std::is_floating_point_v<T>, double,
-                                  std::conditional_t<std::is_unsigned_v<T>, std::uint64_t,
-                                                     std::int64_t>>;
+  using type =
+      std::conditional_t<std::is_floating_point_v<T>, double,
+                         std::conditional_t<std::is_unsigned_v<T>, std::uint64_t, std::int64_t>>;
 };
 }  // namespace detail_ps
 
@@ -77,12 +78,53 @@ class PrefixSums {
 
  private:
   [[noreturn]] static void fail(std::size_t i, const std::string& what) {
-    throw invalid_argument("irregular::partition: load at index " + std::to_string(i) + " " +
-                           what);
+    throw invalid_argument("irregular::partition: load at index " + std::to_string(i) + " " + what);
   }
 
   std::vector<value_type> sums_ = std::vector<value_type>(1, value_type{0});
   value_type max_load_{0};
 };
+
+/// Where the 1D algorithms read a chain's prefix sums: a pointer to sums, or any callable
+/// pre(x) -> sum (e.g. a stripe of a 2D prefix array). A chain is a sub-range [lo, hi) of an
+/// accessor: part [i, j) costs pre(j) - pre(i), so pre must be nondecreasing on [lo, hi].
+/// Sums are integers (exact), uint128_t, or floating point (the cost model is then the rounded
+/// difference pre(j) - pre(i), see doc/partition.md).
+template <class A>
+concept PrefixAccessor =
+    (std::is_pointer_v<A> &&
+     (std::is_arithmetic_v<std::remove_cvref_t<std::remove_pointer_t<A>>> ||
+      std::is_same_v<std::remove_cv_t<std::remove_pointer_t<A>>, uint128_t>)) ||
+    std::invocable<const A&, std::size_t>;
+
+/// P[x] of an accessor.
+template <PrefixAccessor A>
+[[nodiscard]] constexpr auto prefix_at(const A& pre, std::size_t x) noexcept {
+  if constexpr (std::is_pointer_v<A>)
+    return pre[x];
+  else
+    return pre(x);
+}
+
+/// Sum type of an accessor.
+template <PrefixAccessor A>
+using prefix_value_t = std::remove_cvref_t<decltype(prefix_at(std::declval<const A&>(), 0))>;
+
+namespace detail_ps {
+// The accessor seen from lo: shifted(x) = pre(lo + x), so the algorithms index from 0.
+template <class A>
+struct Shifted {
+  A pre;
+  std::size_t lo;
+  auto operator()(std::size_t x) const noexcept { return prefix_at(pre, lo + x); }
+};
+template <class A>
+auto shifted(const A& pre, std::size_t lo) {
+  if constexpr (std::is_pointer_v<A>)
+    return pre + lo;
+  else
+    return Shifted<A>{pre, lo};
+}
+}  // namespace detail_ps
 
 }  // namespace irregular::partition

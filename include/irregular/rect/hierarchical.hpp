@@ -335,8 +335,8 @@ Partition<D> hier_opt(const LoadGrid<T, D>& g, const Rect<D>& box, std::size_t P
   detail::HierOpt<T, D> opt(g, box, P);
   S B = ub;
   if (total > S{})
-    B = detail::parametric_min<S>(detail::ratio_up<S>(total, P), ub,
-                                  [&](S x) { return opt.feasible(x); });
+    B = partition::min_feasible_bottleneck(partition::average_bound(total, P), ub,
+                                           [&](S x) { return opt.feasible(x); });
   if (!opt.feasible(B)) {
     if (!opt.feasible(ub)) return seed;  // only floating-point rounding gets here
   }

@@ -136,21 +136,21 @@ rect::Partition<2> jag_m_probe_oriented(const rect::LoadGrid<T, 2>& g, const rec
     for (std::size_t k = 0; k < m; ++k) {
       // every later stripe needs one part: keep them in reserve
       const std::size_t cap = rem - (m - 1 - k);
-      const std::size_t c = greedy_parts<S>(views[k], lo, hi, B, cap);
+      const std::size_t c = partition::greedy_parts(views[k], lo, hi, B, cap);
       if (c > cap) return false;
       rem -= std::max<std::size_t>(c, 1);
     }
     return true;
   };
   S B = ub;
-  if (total > S{}) B = parametric_min<S>(ratio_up<S>(total, P), ub, feasible);
-  B = settle(B, feasible);
+  if (total > S{})
+    B = partition::min_feasible_bottleneck(partition::average_bound(total, P), ub, feasible);
   std::vector<std::vector<std::size_t>> cuts(m);
   std::vector<std::size_t> ends;
   std::size_t used = 0;
   for (std::size_t k = 0; k < m; ++k) {
     ends.clear();
-    greedy_parts<S>(views[k], lo, hi, B, P, &ends);
+    partition::greedy_parts(views[k], lo, hi, B, P, &ends);
     if (ends.empty()) ends.push_back(hi);
     cuts[k] = with_start(lo, ends);
     used += ends.size();
@@ -172,7 +172,7 @@ struct StripeOracle {
     return chain_optimum<S>(stripe_view(g, a, i, j), lo, hi, q);
   }
   bool fits(std::size_t i, std::size_t j, std::size_t q, S B) const {
-    return greedy_parts<S>(stripe_view(g, a, i, j), lo, hi, B, q) <= q;
+    return partition::greedy_parts(stripe_view(g, a, i, j), lo, hi, B, q) <= q;
   }
 };
 
@@ -229,14 +229,16 @@ rect::Partition<2> jag_m_alloc_oriented(const rect::LoadGrid<T, 2>& g, const rec
   const std::size_t lo = box.lo[a], hi = box.hi[a], m = q.size();
   std::size_t P = 0;
   for (auto v : q) P += v;
-  auto f = [&](std::size_t k, std::size_t i, std::size_t j) { return o.value(i, j, q[k]); };
-  auto feasible = [&](std::size_t k, std::size_t s, S B) {
-    const auto ends = greedy_stripes(o, q, k, s, hi, B);
-    return s == hi || (!ends.empty() && ends.back() == hi);
+  // stripe k on rows [lo + i, lo + j): its optimal cost, and the cheaper greedy decision
+  auto cost = [&](std::size_t k, std::size_t i, std::size_t j) {
+    return o.value(lo + i, lo + j, q[k]);
+  };
+  auto fits = [&](std::size_t k, std::size_t i, std::size_t j, const S& B) {
+    return o.fits(lo + i, lo + j, q[k], B);
   };
   const S total = g.load(box);
-  const S lb = total > S{} ? ratio_up<S>(total, P) : S{};
-  const S B = nicol<S>(lo, hi, m, f, feasible, lb, f(0, lo, hi));
+  const S lb = total > S{} ? partition::average_bound(total, P) : S{};
+  const S B = partition::nicol_oracle<S>(hi - lo, m, cost, fits, lb, cost(0, 0, hi - lo));
   return build_alloc(g, box, a, q, B);
 }
 
@@ -334,7 +336,7 @@ class JagMOptDP {
 
   S G(std::size_t i, std::size_t j, std::size_t q) {
     if (i == j) return S{};
-    if (!(ratio_up<S>(load(i, j), q) < ub_)) return ub_;  // cannot matter: bounded
+    if (!(partition::average_bound(load(i, j), q) < ub_)) return ub_;  // cannot matter: bounded
     const std::uint64_t key = (static_cast<std::uint64_t>(i) * (n_ + 1) + j) * (P_ + 1) + q;
     if (auto it = G_.find(key); it != G_.end()) return it->second;
     const S v =
@@ -349,15 +351,16 @@ class JagMOptDP {
     if (p == 0) return ub_;  // infeasible; ub stands for "no better than ub"
     const std::size_t id = j * (P_ + 1) + p;
     if (known_[id]) return F_[id];
-    const S lb = ratio_up<S>(load(0, j), p);
+    const S lb = partition::average_bound(load(0, j), p);
     S best = ub_;
     std::pair<std::size_t, std::size_t> arg{0, p};
     if (lb < ub_) {
       for (std::size_t q = 1; q <= p && best > lb; ++q) {
         // smallest i in [0, j - 1] with F(i, p - q) >= G(i, j, q)
         auto pred = [&](std::size_t i) { return F(i, p - q) >= G(i, j, q); };
-        const std::size_t istar =
-            pred(0) ? 0 : !pred(j - 1) ? j : bisect_first_true(0, j - 1, pred);
+        const std::size_t istar = pred(0)        ? 0
+                                  : !pred(j - 1) ? j
+                                                 : bisect_first_true(0, j - 1, pred);
         if (istar < j) {
           const S v = std::max(F(istar, p - q), G(istar, j, q));
           if (v < best) best = v, arg = {istar, q};
@@ -418,7 +421,7 @@ rect::Partition<2> jag_m_opt_oriented(const rect::LoadGrid<T, 2>& g, const rect:
         }
         const std::size_t cap = std::min(P, best == inf ? P : best - 1 - need[i]);
         const std::size_t c = std::max<std::size_t>(
-            1, greedy_parts<S>(stripe_view(g, a, lo + i, lo + j), blo, bhi, B, cap));
+            1, partition::greedy_parts(stripe_view(g, a, lo + i, lo + j), blo, bhi, B, cap));
         if (c > cap) {
           // a stripe whose single column exceeds B stays infeasible for every smaller i
           if (c == std::numeric_limits<std::size_t>::max()) break;
@@ -436,7 +439,8 @@ rect::Partition<2> jag_m_opt_oriented(const rect::LoadGrid<T, 2>& g, const rect:
     return need[n] <= P;
   };
   S B = ub;
-  if (total > S{}) B = parametric_min<S>(ratio_up<S>(total, P), ub, decide);
+  if (total > S{})
+    B = partition::min_feasible_bottleneck(partition::average_bound(total, P), ub, decide);
   if constexpr (std::is_floating_point_v<S>) {
     if (!decide(B)) B = ub, decide(B);
   } else {
@@ -454,7 +458,7 @@ rect::Partition<2> jag_m_opt_oriented(const rect::LoadGrid<T, 2>& g, const rect:
   std::size_t used = 0;
   for (std::size_t k = 0; k + 1 < sb.size(); ++k) {
     ends.clear();
-    greedy_parts<S>(stripe_view(g, a, sb[k], sb[k + 1]), blo, bhi, B, P, &ends);
+    partition::greedy_parts(stripe_view(g, a, sb[k], sb[k + 1]), blo, bhi, B, P, &ends);
     if (ends.empty()) ends.push_back(bhi);
     cuts[k] = with_start(blo, ends);
     used += ends.size();

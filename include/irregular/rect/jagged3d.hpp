@@ -99,19 +99,20 @@ struct JaggedND {
         std::size_t rem = p;
         for (std::size_t k = 0; k < ns; ++k) {
           const std::size_t cap = rem - (ns - 1 - k);
-          const std::size_t c = greedy_parts<S>(chain(boxes[k], b), box.lo[b], box.hi[b], B, cap);
+          const std::size_t c =
+              partition::greedy_parts(chain(boxes[k], b), box.lo[b], box.hi[b], B, cap);
           if (c > cap) return false;
           rem -= std::max<std::size_t>(c, 1);
         }
         return true;
       };
       S B = ub;
-      if (total > S{}) B = parametric_min<S>(ratio_up<S>(total, p), ub, feasible);
-      B = settle(B, feasible);
+      if (total > S{})
+        B = partition::min_feasible_bottleneck(partition::average_bound(total, p), ub, feasible);
       std::size_t used = 0;
       std::vector<std::vector<std::size_t>> ends(ns);
       for (std::size_t k = 0; k < ns; ++k) {
-        greedy_parts<S>(chain(boxes[k], b), box.lo[b], box.hi[b], B, p, &ends[k]);
+        partition::greedy_parts(chain(boxes[k], b), box.lo[b], box.hi[b], B, p, &ends[k]);
         if (ends[k].empty()) ends[k].push_back(box.hi[b]);
         used += ends[k].size();
       }

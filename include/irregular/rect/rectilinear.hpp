@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <irregular/core/detail/search.hpp>
+#include <irregular/partition/probe.hpp>
 #include <irregular/rect/detail/chain.hpp>
 #include <irregular/rect/detail/common.hpp>
 #include <irregular/rect/jagged.hpp>
@@ -38,6 +39,7 @@ std::vector<std::size_t> refine_dimension(const rect::LoadGrid<T, 2>& g, const r
     for (std::size_t x = 0; x <= n; ++x) M[x * K + k] = view(lo + x) - base;
     ub = std::max(ub, M[n * K + k]);
   }
+  // an interval fits when it does in every stripe: a vectorisable max over the stripes
   auto fits = [&](std::size_t s, std::size_t e, S B) {
     const S* a = M.data() + s * K;
     const S* b = M.data() + e * K;
@@ -45,28 +47,21 @@ std::vector<std::size_t> refine_dimension(const rect::LoadGrid<T, 2>& g, const r
     for (std::size_t k = 0; k < K; ++k) ok &= (b[k] - a[k] <= B);
     return ok;
   };
-  auto greedy = [&](S B, std::vector<std::size_t>* ends) {
-    std::size_t s = 0, count = 0;
-    while (s < n) {
-      if (count == p) return p + 1;
-      const std::size_t e = gallop_last_true(s, n, [&](std::size_t x) { return fits(s, x, B); });
-      if (e == s) return p + 1;
-      if (ends) ends->push_back(lo + e);
-      ++count;
-      s = e;
-    }
-    return count;
+  auto count = [&](S B, std::vector<std::size_t>* ends) {
+    return partition::greedy_parts_by(
+        0, n, p, [&](std::size_t s, std::size_t e) { return fits(s, e, B); }, ends);
   };
-  std::vector<std::size_t> b{lo};
+  std::vector<std::size_t> rel;
   if (ub > S{}) {
-    lb = ratio_up<S>(ub, p);
-    S B = parametric_min<S>(lb, ub, [&](S x) { return greedy(x, nullptr) <= p; });
-    if constexpr (std::is_floating_point_v<S>)
-      while (greedy(B, nullptr) > p) B = B * (1 + 1e-12);
-    greedy(B, &b);
-  } else {
-    b.push_back(hi);
+    lb = partition::average_bound(ub, p);
+    const S B =
+        partition::min_feasible_bottleneck(lb, ub, [&](S x) { return count(x, nullptr) <= p; });
+    rel.reserve(p);
+    count(B, &rel);
   }
+  std::vector<std::size_t> b{lo};
+  for (auto e : rel) b.push_back(lo + e);
+  if (rel.empty()) b.push_back(hi);
   while (b.size() < p + 1) b.push_back(hi);
   return b;
 }

@@ -6,6 +6,8 @@
 #include <irregular/curve/hilbert.hpp>
 #include <irregular/curve/morton.hpp>
 #include <irregular/curve/peano.hpp>
+#include "domain_support.hpp"
+
 #include <irregular/domain.hpp>
 #include <irregular/distributed/rectangular_partitioner.hpp>
 #include <irregular/partition/nicol_plus.hpp>
@@ -28,165 +30,9 @@
 
 namespace irr = irregular;
 namespace mpi = boost::mpi;
+using namespace domain_support;
 
 namespace {
-
-struct Particle {
-  std::array<double, 2> position;
-  std::uint64_t id;
-};
-
-struct Particle3 {
-  std::array<double, 3> position;
-  std::uint64_t id;
-};
-
-// A type that needs Boost.Serialization (variable-size member).
-struct Tagged {
-  std::array<double, 2> position{};
-  std::uint64_t id = 0;
-  std::string label;
-  template <class Archive>
-  void serialize(Archive& ar, unsigned) { ar & position & id & label; }
-};
-
-// Clustered points: half uniform, half in three Gaussian clusters; identical on every rank.
-template <int D>
-std::vector<std::array<double, D>> clustered(std::size_t n, unsigned seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  std::normal_distribution<double> g(0.0, 0.05);
-  const double centres[3][3] = {{0.25, 0.3, 0.6}, {0.7, 0.75, 0.2}, {0.6, 0.2, 0.5}};
-  std::vector<std::array<double, D>> pts(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const bool cluster = i % 2 == 1;
-    const int c = static_cast<int>(i % 3);
-    for (int d = 0; d < D; ++d) {
-      double x = cluster ? centres[c][d] + g(rng) : u(rng);
-      pts[i][static_cast<std::size_t>(d)] = std::clamp(x, 0.0, 1.0);
-    }
-  }
-  return pts;
-}
-
-// Which elements of the global input a rank inserts: three different splits.
-bool mine(std::size_t i, std::size_t n, int split, const mpi::communicator& w) {
-  const auto p = static_cast<std::size_t>(w.size()), r = static_cast<std::size_t>(w.rank());
-  switch (split) {
-    case 0: return r == 0;                         // everything on rank 0
-    case 1: return i % p == r;                     // round robin
-    default: return i * p / n == p - 1 - r;        // reversed blocks
-  }
-}
-
-// Each rank inserts its share (split as in mine()) of the global points, tagged by index; build.
-template <class Domain, class Point>
-void insert_and_build(Domain& d, const std::vector<Point>& pts, int split) {
-  std::vector<typename Domain::element_type> local;
-  for (std::size_t i = 0; i < pts.size(); ++i)
-    if (mine(i, pts.size(), split, d.comm())) local.push_back({pts[i], i});
-  d.insert(local);
-  d.build();
-}
-
-// Order-independent checksum of a set of ids and positions.
-template <class E>
-std::array<std::uint64_t, 3> checksum(std::span<const E> es) {
-  std::array<std::uint64_t, 3> s{0, 0, 0};
-  for (const auto& e : es) {
-    std::uint64_t h = e.id * 0x9E3779B97F4A7C15ull;
-    for (double x : e.position) {
-      std::uint64_t b;
-      std::memcpy(&b, &x, sizeof b);
-      h ^= b + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
-    }
-    s[0] += 1;
-    s[1] += h;
-    s[2] ^= h * 0xD6E8FEB86659FD93ull;
-  }
-  return s;
-}
-std::array<std::uint64_t, 3> global_checksum(const mpi::communicator& w, std::array<std::uint64_t, 3> s) {
-  std::array<std::uint64_t, 3> g{};
-  mpi::all_reduce(w, s[0], g[0], std::plus<std::uint64_t>());
-  mpi::all_reduce(w, s[1], g[1], std::plus<std::uint64_t>());
-  mpi::all_reduce(w, s[2], g[2], std::bit_xor<std::uint64_t>());
-  return g;
-}
-
-// All leaves of the distributed tree in rank order, on every rank (test-only gather).
-template <class Domain>
-struct GlobalLeaves {
-  std::vector<typename Domain::index_type> starts;
-  std::vector<int> levels;
-  std::vector<std::uint64_t> counts;
-  std::vector<int> owner;
-};
-template <class Domain>
-GlobalLeaves<Domain> gather_leaves(const Domain& d) {
-  const auto& t = d.local_tree();
-  std::vector<std::uint64_t> mine_starts;  // 64-bit indices suffice for the curves tested here
-  std::vector<int> mine_levels(t.levels().begin(), t.levels().end());
-  for (auto s : t.starts()) mine_starts.push_back(static_cast<std::uint64_t>(s));
-  std::vector<std::uint64_t> mine_counts(t.counts().begin(), t.counts().end());
-  std::vector<std::vector<std::uint64_t>> s, c;
-  std::vector<std::vector<int>> l;
-  mpi::all_gather(d.comm(), mine_starts, s);
-  mpi::all_gather(d.comm(), mine_levels, l);
-  mpi::all_gather(d.comm(), mine_counts, c);
-  GlobalLeaves<Domain> g;
-  for (std::size_t r = 0; r < s.size(); ++r)
-    for (std::size_t i = 0; i < s[r].size(); ++i) {
-      g.starts.push_back(static_cast<typename Domain::index_type>(s[r][i]));
-      g.levels.push_back(l[r][i]);
-      g.counts.push_back(c[r][i]);
-      g.owner.push_back(static_cast<int>(r));
-    }
-  return g;
-}
-
-// The tree a single process builds from all keys: the oracle.
-template <class Domain, class P>
-irr::HTree<typename Domain::curve_type> sequential_tree(const Domain& d, const std::vector<P>& pts, std::size_t k) {
-  std::vector<typename Domain::index_type> keys;
-  for (const auto& x : pts) keys.push_back(d.key_of_position(x));
-  std::sort(keys.begin(), keys.end());
-  return irr::HTree<typename Domain::curve_type>::build(keys, irr::refine::max_elements(k));
-}
-
-template <class Domain, class Tree>
-void require_same_tree(const GlobalLeaves<Domain>& g, const Tree& seq) {
-  REQUIRE(g.starts.size() == seq.size());
-  for (std::size_t i = 0; i < seq.size(); ++i) {
-    REQUIRE(g.starts[i] == seq.start(i));
-    REQUIRE(g.levels[i] == seq.level(i));
-    REQUIRE(g.counts[i] == seq.element_count(i));
-  }
-}
-
-// Each rank: leaves inside its segment, elements inside their leaf and sorted, splitters at leaf starts.
-template <class Domain>
-void require_consistent(Domain& d) {
-  const auto seg = d.ownership().segment(d.comm().rank());
-  const auto& t = d.local_tree();
-  int bad = 0;
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    const auto iv = t.interval(i);
-    if (!(seg.start <= iv.start && iv.end <= seg.end)) ++bad;
-    if (i > 0 && t.interval(i - 1).end != iv.start) ++bad;  // local leaves are contiguous
-    auto leaf = d.leaf(i);
-    if (leaf.elements.size() != t.counts()[i]) ++bad;
-    for (const auto& e : leaf.elements) {
-      const auto k = d.key_of(e);
-      if (!iv.contains(k) || d.owner_of(e.position) != d.comm().rank()) ++bad;
-    }
-  }
-  if (t.size() > 0 && (t.starts()[0] != seg.start || t.interval(t.size() - 1).end != seg.end)) ++bad;
-  if (t.size() == 0 && seg.start != seg.end) ++bad;
-  int total_bad = 0;
-  mpi::all_reduce(d.comm(), bad, total_bad, std::plus<int>());
-  REQUIRE(total_bad == 0);
-}
 
 template <class Curve>
 void build_matches_sequential(const mpi::communicator& world) {
@@ -343,7 +189,7 @@ TEST_CASE("bad input is rejected on every rank and leaves the domain unchanged",
   REQUIRE(after.starts == before.starts);
   REQUIRE(after.counts == before.counts);
   REQUIRE(d.global_element_count() == 2 * static_cast<std::uint64_t>(world.size()));
-  REQUIRE_THROWS_AS(d.rebalance({.threshold = -1}), irr::invalid_argument);
+  REQUIRE_THROWS_AS(d.rebalance({.threshold = -1}), irr::collective_error);
 }
 
 TEST_CASE("empty domains and more ranks than leaves give valid empty segments", "[domain]") {
@@ -555,10 +401,10 @@ TEST_CASE("a domain migrates onto a rectangular partition: conservation and owne
   // Unknown algorithm names and bad grid levels are rejected at construction.
   irr::DomainOptions<2, irr::load::ElementCount, irr::partitioner::Rectangular> bad;
   bad.partitioner.algorithm = "JAG-NOPE";
-  REQUIRE_THROWS_AS(Domain(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k), bad), irr::invalid_argument);
+  REQUIRE_THROWS_AS(Domain(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k), bad), irr::collective_error);
   bad.partitioner.algorithm = "HIER-RB";
   bad.partitioner.level = -2;
-  REQUIRE_THROWS_AS(Domain(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k), bad), irr::invalid_argument);
+  REQUIRE_THROWS_AS(Domain(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k), bad), irr::collective_error);
 }
 
 TEST_CASE("refinement stops at max_level: identical positions share one deepest leaf", "[domain][errors]") {
@@ -608,4 +454,51 @@ TEST_CASE("the ownership map is replicated: serializable, identical everywhere, 
       const auto back = d.ownership().neighbour_ranks(s);
       REQUIRE(std::find(back.begin(), back.end(), r) != back.end());
     }
+}
+
+TEST_CASE("per-element weights: leaf loads are weight sums, the cut is optimal, all-1 weights equal counts",
+          "[domain][load]") {
+  mpi::communicator world;
+  using Curve = irr::curve::Hilbert<2>;
+  auto w = [](const Particle& p) { return p.id % 3 == 0 ? 5.0 : 1.0; };
+  using Weighted = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, Curve, irr::load::PerElement<decltype(w)>>;
+  const std::size_t n = 1200, k = 10;
+  const auto pts = clustered<2>(n, 99);
+  Weighted d(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k), {.load = irr::load::per_element(w)});
+  insert_and_build(d, pts, 2);
+  int bad = 0;
+  double mine_total = 0;
+  std::vector<double> chain_mine;
+  for (auto leaf : d.local_leaves()) {
+    double sum = 0;
+    for (const auto& p : leaf.elements) sum += p.id % 3 == 0 ? 5.0 : 1.0;
+    if (leaf.load != sum) ++bad;
+    mine_total += sum;
+    chain_mine.push_back(sum);
+  }
+  int total_bad = 0;
+  mpi::all_reduce(world, bad, total_bad, std::plus<int>());
+  REQUIRE(total_bad == 0);
+  double total = 0;
+  mpi::all_reduce(world, mine_total, total, std::plus<double>());
+  REQUIRE(total == static_cast<double>(n / 3 * 5 + (n - n / 3)));
+  // The bottleneck is the sequential optimum of the gathered chain of weight sums.
+  std::vector<std::vector<double>> parts;
+  mpi::all_gather(world, chain_mine, parts);
+  std::vector<std::uint64_t> chain;
+  for (const auto& v : parts)
+    for (double x : v) chain.push_back(static_cast<std::uint64_t>(x));
+  const auto opt = irr::partition::nicol_plus<std::uint64_t>(chain, static_cast<std::size_t>(world.size()));
+  double worst = 0;
+  for (double l : d.load_report().loads) worst = std::max(worst, l);
+  REQUIRE(worst == static_cast<double>(opt.bottleneck));
+  // Weights of 1 give exactly the element-count partition.
+  auto one = [](const Particle&) { return 1.0; };
+  using Ones = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, Curve, irr::load::PerElement<decltype(one)>>;
+  using Counts = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, Curve, irr::load::ElementCount>;
+  Ones a(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k), {.load = irr::load::per_element(one)});
+  Counts b(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k));
+  insert_and_build(a, pts, 1);
+  insert_and_build(b, pts, 1);
+  REQUIRE(a.ownership() == b.ownership());
 }

@@ -2,6 +2,8 @@
 // seeded random patterns against an oracle every rank computes alone, agree(), OwnedCommunicator.
 #include <catch2/catch.hpp>
 
+#include <irregular/curve/morton.hpp>
+#include <irregular/distributed/migration.hpp>
 #include <irregular/mpi/collective_error.hpp>
 #include <irregular/mpi/communicator.hpp>
 #include <irregular/mpi/counters.hpp>
@@ -13,6 +15,7 @@
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/vector.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -246,15 +249,19 @@ TEMPLATE_TEST_CASE("messages split into pieces reassemble exactly", "[mpi][trans
   const auto count = random_pattern(world.size(), 77, 9);
   const auto outgoing = outgoing_of<TestType>(count, me, 1);
   // 24 divides sizeof(RawItem) multiples (pieces end with a zero-byte piece); 7 does not.
-  for (std::size_t piece : {std::size_t{7}, std::size_t{24}, std::size_t{1}}) {
-    CAPTURE(piece);
-    mpi::ExchangeStats stats;
-    const auto got = mpi::detail_exchange::exchange<TestType>(
-        world, 9, [&](int d) { return std::span<const TestType>(outgoing[static_cast<std::size_t>(d)]); },
-        &stats, piece);
-    REQUIRE(all_sum(world, mismatches(got, count, me, 1)) == 0);
-    const auto total = mpi::all_reduce_sum(world, stats);
-    REQUIRE(total.bytes_sent == total.bytes_received);
+  // Serialized messages gather [frame header][archive] regions: pieces cut across them, and
+  // small frame limits give many frames per message.
+  for (std::size_t piece : {std::size_t{7}, std::size_t{24}, std::size_t{1}, std::size_t{1} << 30}) {
+    for (std::size_t frame : {std::size_t{1}, std::size_t{100}, std::size_t{1} << 30}) {
+      CAPTURE(piece, frame);
+      mpi::ExchangeStats stats;
+      const auto got = mpi::detail_exchange::exchange<TestType>(
+          world, 9, [&](int d) { return std::span<const TestType>(outgoing[static_cast<std::size_t>(d)]); },
+          &stats, piece, frame);
+      REQUIRE(all_sum(world, mismatches(got, count, me, 1)) == 0);
+      const auto total = mpi::all_reduce_sum(world, stats);
+      REQUIRE(total.bytes_sent == total.bytes_received);
+    }
   }
 }
 
@@ -367,4 +374,220 @@ TEST_CASE("MigrationCounters add up and reduce to global sums", "[mpi][transport
   REQUIRE(g.elements == p * (p - 1) / 2);
   REQUIRE(g.bytes == 10 * p * (p - 1) / 2);
   REQUIRE(g.messages == 2 * p);
+}
+
+// ---------------------------------------------------------------------------------------------
+// migrate(): leaves and elements to random destinations, against an oracle every rank computes.
+
+namespace {
+
+using Curve = irregular::curve::Morton<2>;
+using Index = Curve::index_type;
+
+struct RawElem {  // 24 bytes, trivially copyable: raw path
+  std::uint64_t key;
+  std::int32_t origin;
+  std::int32_t serial;
+  double weight;
+  friend bool operator==(const RawElem&, const RawElem&) = default;
+};
+static_assert(mpi::is_raw_transportable<RawElem>);
+
+struct SerElem {  // four doubles and a vector of varying length: serialized path
+  std::uint64_t key = 0;
+  double a = 0, b = 0, c = 0, d = 0;
+  std::vector<int> v;
+  template <class Archive>
+  void serialize(Archive& ar, unsigned) { ar & key & a & b & c & d & v; }
+  friend bool operator==(const SerElem&, const SerElem&) = default;
+};
+static_assert(!mpi::is_raw_transportable<SerElem>);
+
+RawElem make_elem(RawElem*, std::uint64_t key, int origin, int serial) {
+  return {key, origin, serial, 0.5 * static_cast<double>(key % 1000)};
+}
+SerElem make_elem(SerElem*, std::uint64_t key, int origin, int serial) {
+  SerElem e;
+  e.key = key;
+  e.a = origin;
+  e.b = serial;
+  e.c = 0.25 * static_cast<double>(key % 97);
+  e.d = -1.0;
+  for (int k = 0; k < static_cast<int>(key % 7); ++k) e.v.push_back(static_cast<int>(key) + k);  // 0..6 entries
+  return e;
+}
+
+struct LeafIn {
+  Index start;
+  int level;
+  std::uint64_t count;
+  double load;
+  int dest;
+};
+
+template <class E>
+struct RankInput {
+  std::vector<LeafIn> leaves;  // sorted by start
+  std::vector<E> elements;     // sorted by key
+  std::vector<int> elem_dest;
+};
+
+enum class Pattern { random, all_to_one, none_moves, contiguous, empty_ranks };
+
+// What rank r holds before the migration and where each item goes: a function of (r, p, pattern,
+// seed) alone, so every rank can evaluate every other rank's input.
+template <class E>
+RankInput<E> input_of(int r, int p, Pattern pattern, std::uint64_t seed) {
+  std::mt19937_64 rng(seed * 7919 + static_cast<std::uint64_t>(r));
+  RankInput<E> in;
+  int ne = static_cast<int>(rng() % 120);
+  int nl = static_cast<int>(rng() % 12);
+  if (pattern == Pattern::empty_ranks && r % 2 == 1) ne = nl = 0;
+  if (rng() % 5 == 0) ne = 0;  // some ranks have nothing
+  const int target = static_cast<int>(seed % static_cast<std::uint64_t>(p));
+  auto dest_of = [&](std::uint64_t key) {
+    switch (pattern) {
+      case Pattern::all_to_one: return target;
+      case Pattern::none_moves: return r;
+      case Pattern::contiguous:  // keys cut into p ranges: one run per destination
+        return static_cast<int>(key * static_cast<std::uint64_t>(p) / (std::uint64_t{1} << 40));
+      default: return static_cast<int>(rng() % static_cast<std::uint64_t>(p));
+    }
+  };
+  // Keys unique across ranks; interleaved (key % p == r) so that segments overlap and need a sort,
+  // except in the contiguous pattern, where ranks hold ordered key ranges.
+  std::vector<std::uint64_t> keys;
+  for (int i = 0; i < ne; ++i) {
+    if (pattern == Pattern::contiguous) {
+      const std::uint64_t span = (std::uint64_t{1} << 40) / static_cast<std::uint64_t>(p);
+      keys.push_back(static_cast<std::uint64_t>(r) * span + (rng() % (span / 2)) * 2);
+    } else {
+      keys.push_back((rng() % 100000) * static_cast<std::uint64_t>(p) + static_cast<std::uint64_t>(r));
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    in.elements.push_back(make_elem(static_cast<E*>(nullptr), keys[i], r, static_cast<int>(i)));
+    in.elem_dest.push_back(dest_of(keys[i]));
+  }
+  std::vector<Index> starts;
+  for (int i = 0; i < nl; ++i) starts.push_back(((rng() % 5000) * static_cast<Index>(p) + static_cast<Index>(r)) * 16);
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+  for (Index s : starts)
+    in.leaves.push_back({s, static_cast<int>(s % 9), s / 16, 0.125 * static_cast<double>(s % 333),
+                         dest_of(pattern == Pattern::contiguous ? s * 1000 : s)});
+  return in;
+}
+
+template <class E>
+std::uint64_t key_of_elem(const E& e) {
+  return e.key;
+}
+
+template <class E>
+void check_migration(Pattern pattern, std::uint64_t seed) {
+  const boost::mpi::communicator world;
+  const int p = world.size();
+  const int me = world.rank();
+  const RankInput<E> mine = input_of<E>(me, p, pattern, seed);
+
+  irregular::LocalLeaves<Curve> leaves;
+  std::vector<double> loads;
+  std::vector<int> leaf_dest;
+  for (const auto& l : mine.leaves) {
+    leaves.push_back(l.start, l.level, l.count);
+    loads.push_back(l.load);
+    leaf_dest.push_back(l.dest);
+  }
+  std::vector<E> elements = mine.elements;
+  std::vector<Index> keys;
+  for (const auto& e : elements) keys.push_back(key_of_elem(e));
+
+  const mpi::MigrationCounters sent = irregular::migrate<Curve>(
+      world, leaf_dest, mine.elem_dest, leaves, loads, elements, keys, [](const E& e) { return key_of_elem(e); }, 21);
+
+  // Oracle: everything every rank sends here, sorted; counters of what this rank sends away.
+  std::vector<E> expect_elements;
+  std::vector<LeafIn> expect_leaves;
+  for (int r = 0; r < p; ++r) {
+    const RankInput<E> in = input_of<E>(r, p, pattern, seed);
+    for (std::size_t j = 0; j < in.elements.size(); ++j)
+      if (in.elem_dest[j] == me || p == 1) expect_elements.push_back(in.elements[j]);
+    for (const auto& l : in.leaves)
+      if (l.dest == me || p == 1) expect_leaves.push_back(l);
+  }
+  std::sort(expect_elements.begin(), expect_elements.end(), [](const E& a, const E& b) { return a.key < b.key; });
+  std::sort(expect_leaves.begin(), expect_leaves.end(), [](const LeafIn& a, const LeafIn& b) { return a.start < b.start; });
+  mpi::MigrationCounters expect_sent;
+  std::vector<char> partner(static_cast<std::size_t>(p), 0);
+  for (const auto& l : mine.leaves)
+    if (l.dest != me) {
+      ++expect_sent.hnodes;
+      partner[static_cast<std::size_t>(l.dest)] = 1;
+    }
+  for (int d : mine.elem_dest)
+    if (d != me) {
+      ++expect_sent.elements;
+      partner[static_cast<std::size_t>(d)] = 1;
+    }
+  for (char c : partner) expect_sent.messages += c;
+  if (p == 1) expect_sent = {};
+
+  int bad = 0;
+  bad += elements != expect_elements;
+  bad += keys.size() != elements.size();
+  for (std::size_t j = 0; j < keys.size() && j < elements.size(); ++j) bad += keys[j] != key_of_elem(elements[j]);
+  bad += !std::is_sorted(keys.begin(), keys.end());
+  bad += leaves.size() != expect_leaves.size() || loads.size() != leaves.size();
+  for (std::size_t i = 0; i < leaves.size() && i < expect_leaves.size(); ++i) {
+    bad += leaves.starts_[i] != expect_leaves[i].start;
+    bad += leaves.levels_[i] != expect_leaves[i].level;
+    bad += leaves.counts_[i] != expect_leaves[i].count;
+    bad += loads[i] != expect_leaves[i].load;
+  }
+  bad += sent.hnodes != expect_sent.hnodes || sent.elements != expect_sent.elements ||
+         sent.messages != expect_sent.messages;
+  if constexpr (mpi::is_raw_transportable<E>) {  // [elements][records][16-byte trailer] per message
+    const std::uint64_t bytes = expect_sent.elements * sizeof(E) +
+                                expect_sent.hnodes * sizeof(irregular::detail::LeafRecord<Index>) +
+                                expect_sent.messages * 16;
+    bad += sent.bytes != bytes;
+  } else {
+    bad += (sent.bytes == 0) != (sent.messages == 0);
+  }
+  REQUIRE(all_sum(world, bad) == 0);
+
+  // Conservation, globally: counts and a checksum of the element keys.
+  std::uint64_t n = elements.size(), sum = 0;
+  for (const auto& e : elements) sum += e.key * 2654435761u;
+  std::uint64_t n0 = mine.elements.size(), sum0 = 0;
+  for (const auto& e : mine.elements) sum0 += e.key * 2654435761u;
+  std::uint64_t g[4] = {}, l[4] = {n, sum, n0, sum0};
+  MPI_Allreduce(l, g, 4, MPI_UINT64_T, MPI_SUM, world);
+  REQUIRE(g[0] == g[2]);
+  REQUIRE(g[1] == g[3]);
+  const auto total = mpi::all_reduce_sum(world, sent);
+  REQUIRE(total.elements <= g[2]);
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("migrate conserves leaves and elements and sorts them", "[mpi][transport][migrate]",
+                   RawElem, SerElem) {
+  // random destinations, everything to one rank, nothing moves, contiguous key ranges (sent in
+  // place, one run per destination), odd ranks empty.
+  for (Pattern pattern : {Pattern::random, Pattern::all_to_one, Pattern::none_moves, Pattern::contiguous,
+                          Pattern::empty_ranks}) {
+    for (std::uint64_t seed : {1u, 2u, 3u, 4u, 5u, 6u}) {
+      CAPTURE(static_cast<int>(pattern), seed);
+      check_migration<TestType>(pattern, seed);
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("back-to-back migrations with one tag do not mix", "[mpi][transport][migrate]", RawElem,
+                   SerElem) {
+  for (std::uint64_t seed = 10; seed < 20; ++seed) check_migration<TestType>(Pattern::random, seed);
 }

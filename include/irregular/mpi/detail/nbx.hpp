@@ -30,6 +30,59 @@ struct OutgoingBytes {
 /// zero-byte piece); non-overtaking keeps the pieces of one sender in order.
 inline constexpr std::size_t nbx_piece_bytes = std::size_t{1} << 30;
 
+/// A contiguous run of bytes that is part of one outgoing message.
+struct ByteRegion {
+  const char* data;
+  std::size_t bytes;
+};
+
+/// One merged message gathered from several regions (e.g. [elements][leaf records][trailer]):
+/// it travels as one MPI message whose datatype addresses the regions where they are, so
+/// nothing is copied into a staging buffer. Empty regions are allowed; the whole message is not.
+struct OutgoingGather {
+  int dest;
+  std::span<const ByteRegion> regions;
+};
+
+namespace detail_nbx {
+
+/// Posts the bytes [offset, offset + n) of a gathered message as one MPI_Issend: straight from
+/// the region when the piece lies in one, through an hindexed datatype over absolute addresses
+/// otherwise (the datatype is freed at once; MPI keeps it alive until the send completes).
+inline void issend_piece(MPI_Comm comm, int tag, int dest, std::span<const ByteRegion> regions,
+                         std::size_t offset, std::size_t n, MPI_Request* request) {
+  std::vector<int> lengths;
+  std::vector<MPI_Aint> displacements;
+  const char* single = nullptr;
+  std::size_t at = 0;  // logical offset of the current region
+  for (const ByteRegion& r : regions) {
+    const std::size_t lo = std::max(at, offset), hi = std::min(at + r.bytes, offset + n);
+    if (lo < hi) {
+      const char* p = r.data + (lo - at);
+      if (lengths.empty()) single = p;
+      MPI_Aint address = 0;
+      BOOST_MPI_CHECK_RESULT(MPI_Get_address, (p, &address));
+      lengths.push_back(static_cast<int>(hi - lo));
+      displacements.push_back(address);
+    }
+    at += r.bytes;
+  }
+  if (lengths.size() <= 1) {
+    // MPI's C binding takes a non-const buffer pointer only in MPI-2 headers; cast is harmless.
+    BOOST_MPI_CHECK_RESULT(MPI_Issend, (const_cast<char*>(single), static_cast<int>(n), MPI_BYTE, dest, tag,
+                                        comm, request));
+    return;
+  }
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  BOOST_MPI_CHECK_RESULT(MPI_Type_create_hindexed, (static_cast<int>(lengths.size()), lengths.data(),
+                                                    displacements.data(), MPI_BYTE, &type));
+  BOOST_MPI_CHECK_RESULT(MPI_Type_commit, (&type));
+  BOOST_MPI_CHECK_RESULT(MPI_Issend, (MPI_BOTTOM, 1, type, dest, tag, comm, request));
+  BOOST_MPI_CHECK_RESULT(MPI_Type_free, (&type));
+}
+
+}  // namespace detail_nbx
+
 /// NBX: synchronous sends (their completion means the partner matched them), a probe loop that
 /// receives whatever arrives, and a non-blocking barrier entered once all own sends completed;
 /// its completion means every message of this round was received everywhere. A closing barrier
@@ -37,24 +90,25 @@ inline constexpr std::size_t nbx_piece_bytes = std::size_t{1} << 30;
 ///
 /// Sink: `char* reserve(int source, std::size_t offset, std::size_t bytes)` returns where the
 /// next `bytes` bytes of source's message (at byte offset `offset`) go; `void finish(int source,
-/// std::size_t total)` closes it. Collective over comm.
+/// std::size_t total)` closes it. The sink runs inside the loop, so it must not throw; it records
+/// problems and its owner reports them after the exchange. Collective over comm.
 template <class Sink>
-void nbx_exchange(MPI_Comm comm, int tag, std::span<const OutgoingBytes> sends, Sink& sink,
+void nbx_exchange(MPI_Comm comm, int tag, std::span<const OutgoingGather> sends, Sink& sink,
                   irregular::mpi::ExchangeStats& stats, std::size_t piece_bytes = nbx_piece_bytes) {
   IRREGULAR_ASSERT(piece_bytes > 0 && piece_bytes <= static_cast<std::size_t>(INT32_MAX));
   std::vector<MPI_Request> requests;
   requests.reserve(sends.size());
-  for (const OutgoingBytes& m : sends) {
-    IRREGULAR_ASSERT(m.bytes > 0);
+  for (const OutgoingGather& m : sends) {
+    std::size_t bytes = 0;
+    for (const ByteRegion& r : m.regions) bytes += r.bytes;
+    IRREGULAR_ASSERT(bytes > 0);
     ++stats.messages_sent;
-    stats.bytes_sent += m.bytes;
+    stats.bytes_sent += bytes;
     std::size_t offset = 0;
     for (;;) {
-      const std::size_t n = std::min(m.bytes - offset, piece_bytes);
+      const std::size_t n = std::min(bytes - offset, piece_bytes);
       requests.emplace_back();
-      // MPI's C binding takes a non-const buffer pointer only in MPI-2 headers; cast is harmless.
-      BOOST_MPI_CHECK_RESULT(MPI_Issend, (const_cast<char*>(m.data) + offset, static_cast<int>(n),
-                                          MPI_BYTE, m.dest, tag, comm, &requests.back()));
+      detail_nbx::issend_piece(comm, tag, m.dest, m.regions, offset, n, &requests.back());
       offset += n;
       if (n < piece_bytes) break;
     }
@@ -105,6 +159,20 @@ void nbx_exchange(MPI_Comm comm, int tag, std::span<const OutgoingBytes> sends, 
     }
   }
   BOOST_MPI_CHECK_RESULT(MPI_Barrier, (comm));
+}
+
+/// One contiguous buffer per message: the gather form with one region each.
+template <class Sink>
+void nbx_exchange(MPI_Comm comm, int tag, std::span<const OutgoingBytes> sends, Sink& sink,
+                  irregular::mpi::ExchangeStats& stats, std::size_t piece_bytes = nbx_piece_bytes) {
+  std::vector<ByteRegion> regions;
+  regions.reserve(sends.size());
+  for (const OutgoingBytes& m : sends) regions.push_back({m.data, m.bytes});
+  std::vector<OutgoingGather> gathers;
+  gathers.reserve(sends.size());
+  for (std::size_t i = 0; i < sends.size(); ++i)
+    gathers.push_back({sends[i].dest, std::span<const ByteRegion>(regions).subspan(i, 1)});
+  nbx_exchange(comm, tag, std::span<const OutgoingGather>(gathers), sink, stats, piece_bytes);
 }
 
 }  // namespace irregular::detail

@@ -4,14 +4,13 @@
 // to part k, nondecreasing when [i, j) grows, smallest on empty intervals.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <irregular/core/assert.hpp>
 #include <irregular/core/detail/search.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/core/index.hpp>
-
-#include <algorithm>
-#include <cmath>
-#include <cstddef>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -53,11 +52,14 @@ struct PrefetchSums {
   }
 };
 
-template <class W, class Cost, class Prefetch = NoPrefetch>
+/// Decides cost(k, i, j) <= b by evaluating the cost (the default decision oracle).
+struct FitsByCost {};
+
+template <class W, class Cost, class Prefetch = NoPrefetch, class Fits = FitsByCost>
 class ChainSearch {
  public:
-  ChainSearch(std::size_t n, std::size_t p, Cost cost, Prefetch prefetch = {})
-      : n_(n), p_(p), cost_(cost), prefetch_(prefetch) {}
+  ChainSearch(std::size_t n, std::size_t p, Cost cost, Prefetch prefetch = {}, Fits fits = {})
+      : n_(n), p_(p), cost_(cost), prefetch_(prefetch), fits_(fits) {}
 
   /// Greedy (maximal prefix) partition of [start, n) into parts first..p-1 with every part
   /// cost <= b. Writes separators first+1..p-1 into out (when non-null). With bounds on, the
@@ -81,21 +83,21 @@ class ChainSearch {
       }
       std::size_t x = lo;
       if (lo < hi) {
-        if (!(cost_(m, prev, lo) <= b)) {  // only without bounds: not even an empty part fits
+        if (!fits(m, prev, lo, b)) {  // only without bounds: not even an empty part fits
           IRREGULAR_ASSERT(lo == prev);
           return false;
         }
-        auto fits = [&](std::size_t j) { return cost_(m, prev, j) <= b; };
+        auto fits_to = [&](std::size_t j) { return fits(m, prev, j, b); };
         // a narrow window: plain bisection beats galloping
-        x = (bounded_ && hi - lo <= 64) ? bisect_last_true(lo, hi + 1, fits)
-                                        : gallop_last_true(lo, hi, fits);
+        x = (bounded_ && hi - lo <= 64) ? bisect_last_true(lo, hi + 1, fits_to)
+                                        : gallop_last_true(lo, hi, fits_to);
       } else {
-        IRREGULAR_ASSERT(cost_(m, prev, lo) <= b);
+        IRREGULAR_ASSERT(fits(m, prev, lo, b));
       }
       if (out) out[m + 1] = x;
       prev = x;
     }
-    return cost_(p_ - 1, prev, n_) <= b;
+    return fits(p_ - 1, prev, n_, b);
   }
 
   /// Reverse greedy at b: out[k] (1 <= k < p) is the smallest position separator k takes in
@@ -105,11 +107,11 @@ class ChainSearch {
     out[0] = 0;
     std::size_t next = n_;
     for (std::size_t m = p_ - 1; m >= 1; --m) {
-      if (cost_(m, 0, next) <= b) {
+      if (fits(m, 0, next, b)) {
         for (std::size_t q = 1; q <= m; ++q) out[q] = 0;
         return;
       }
-      next = gallop_first_true_down(0, next, [&](std::size_t i) { return cost_(m, i, next) <= b; });
+      next = gallop_first_true_down(0, next, [&](std::size_t i) { return fits(m, i, next, b); });
       out[m] = next;
     }
   }
@@ -158,7 +160,9 @@ class ChainSearch {
           gallop_last_true(from, n_, [&](std::size_t j) { return cost_(k, s, j) < best; });
       std::size_t a = from;
       if (known_infeasible(cost_(k, s, from)))
-        a = gallop_last_true(from, big_j, [&](std::size_t j) { return known_infeasible(cost_(k, s, j)); }) + 1;
+        a = gallop_last_true(from, big_j,
+                             [&](std::size_t j) { return known_infeasible(cost_(k, s, j)); }) +
+            1;
       std::size_t b = big_j + 1;
       while (a < b) {
         const std::size_t m = a + (b - a) / 2;
@@ -260,16 +264,24 @@ class ChainSearch {
     std::size_t prev = 0;
     for (std::size_t m = 0; m + 1 < p_; ++m) {
       std::size_t x = prev;
-      if (prev < n_ && cost_(m, prev, prev) <= b)
-        x = gallop_last_true(prev, n_, [&](std::size_t j) { return cost_(m, prev, j) <= b; });
+      if (prev < n_ && fits(m, prev, prev, b))
+        x = gallop_last_true(prev, n_, [&](std::size_t j) { return fits(m, prev, j, b); });
       scratch_[m + 1] = x;
       prev = x;
     }
   }
 
+  bool fits(std::size_t k, std::size_t i, std::size_t j, const W& b) {
+    if constexpr (std::is_same_v<Fits, FitsByCost>)
+      return cost_(k, i, j) <= b;
+    else
+      return fits_(k, i, j, b);
+  }
+
   std::size_t n_, p_;
   Cost cost_;
   Prefetch prefetch_;
+  [[no_unique_address]] Fits fits_;
   bool bounded_ = false;
   std::size_t probes_ = 0;
   std::vector<std::size_t> lo_, hi_, scratch_;

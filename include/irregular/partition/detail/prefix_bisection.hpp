@@ -1,21 +1,24 @@
 // NicolPlus's engine on prefix sums: exact bisection over probes (Pinar & Aykanat's EBS) where
 // every probe searches each separator only inside the window left by earlier probes (their
 // separator-index bounds), and the next bottleneck is interpolated from the last probes' ends.
+// The one engine of optimal 1D cuts: nicol_plus on PrefixSums and the rectangular partitioners'
+// stripes (any prefix accessor, integer, uint128_t or floating-point sums) both run it.
 #pragma once
-
-#include <irregular/core/assert.hpp>
-#include <irregular/core/detail/search.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <irregular/core/assert.hpp>
+#include <irregular/core/detail/search.hpp>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace irregular::detail {
 
-/// Optimal bottleneck of p parts over prefix sums P[0..n] (part cost P[j] - P[i]).
+/// Optimal bottleneck of p parts over prefix sums P[0..n] (part cost P[j] - P[i]); Pre is a
+/// pointer to the sums or a callable P(x) (see partition::PrefixAccessor), already shifted so
+/// that the chain starts at 0.
 /// Invariants: lb <= optimum (every b < lb is infeasible), ub >= optimum; ub is a realised
 /// bottleneck once a probe succeeded. Greedy separators grow with b, so an infeasible probe's
 /// separators bound those of every later (larger) probe from below and a feasible probe's
@@ -23,27 +26,28 @@ namespace irregular::detail {
 /// separator. Snapping keeps the search exact and finite for floating point: an infeasible
 /// probe at b stays infeasible for every value below its cheapest one-task extension, and a
 /// feasible probe at b also succeeds at the bottleneck it realised.
-template <class W>
+template <class W, class Pre = const W*>
 class PrefixBisection {
  public:
-  PrefixBisection(const W* sums, std::size_t n, std::size_t p) : P_(sums), n_(n), p_(p) {}
+  PrefixBisection(Pre sums, std::size_t n, std::size_t p) : P_(sums), n_(n), p_(p) {}
 
   /// Writes the p+1 separators of an optimal partition; returns its bottleneck. guess is a
   /// first bottleneck to try (any value; it is clamped into [lb, ub)); max_task is the largest
-  /// single-task cost, often the optimum itself.
+  /// single-task cost, often the optimum itself (0 when unknown). The separators written are the
+  /// greedy ones (each part maximal); greedy() keeps them for balanced_separators.
   W solve(W lb, W ub, W max_task, double guess, std::size_t* seps) {
     max_task_ = max_task;
     seps[0] = 0;
     seps[p_] = n_;
     if (p_ == 1 || n_ == 0) {
       for (std::size_t k = 1; k < p_; ++k) seps[k] = n_;
-      return P_[n_] - P_[0];
+      return at(n_) - at(0);
     }
     lo_.assign(p_ + 1, 0);
     hi_.assign(p_ + 1, n_);
     cur_.assign(p_ + 1, 0);
     lo_[p_] = hi_[p_] = n_;
-    avg_task_ = static_cast<double>(P_[n_] - P_[0]) / static_cast<double>(n_);
+    avg_task_ = static_cast<double>(at(n_) - at(0)) / static_cast<double>(n_);
     probes_ = 0;
     bool have_hi = false, have_lo = false;
     double b_lo = 0, f_lo = 0, b_hi = 0, f_hi = 0;
@@ -70,7 +74,7 @@ class PrefixBisection {
       ++probes_;
       W snapped;
       const bool ok = probe(mid, snapped);
-      const double f = static_cast<double>(P_[n_] - P_[cur_[p_ - 1]]) - static_cast<double>(mid);
+      const double f = static_cast<double>(at(n_) - at(cur_[p_ - 1])) - static_cast<double>(mid);
       const int side = ok ? 1 : -1;
       same_side = side == last_side ? same_side + 1 : 0;
       last_side = side;
@@ -110,6 +114,7 @@ class PrefixBisection {
  private:
   // lb at the largest task, up to the rounding of a one-task prefix-sum difference.
   bool near_max_task(W lb) const {
+    if (!(max_task_ > W{0})) return false;
     const double l = static_cast<double>(lb), m = static_cast<double>(max_task_);
     return l >= m * (1 - 1e-9) && l <= m * (1 + 1e-9);
   }
@@ -164,27 +169,28 @@ class PrefixBisection {
 #if defined(__GNUC__)
       // A probe is a chain of dependent searches bound by memory latency; the windows of later
       // separators are known, so start loading them early.
-      if (k + 16 < p_) __builtin_prefetch(P_ + lo_[k + 16]);
+      if constexpr (std::is_pointer_v<Pre>)
+        if (k + 16 < p_) __builtin_prefetch(P_ + lo_[k + 16]);
 #endif
       const std::size_t lo = std::max(prev, lo_[k]);
       const std::size_t hi = hi_[k];
       IRREGULAR_ASSERT(lo <= hi);
-      const W base = P_[prev];
+      const W base = at(prev);
       std::size_t x = lo;
       if (lo < hi) x = search(lo, hi, prev, base, b, len);
       len = x - prev;
-      const W c = P_[x] - base;
+      const W c = at(x) - base;
       IRREGULAR_ASSERT(c <= b);
       if (realised < c) realised = c;
       if (x < n_) {
-        const W e = P_[x + 1] - base;
+        const W e = at(x + 1) - base;
         if (!have_next || e < next) next = e;
         have_next = true;
       }
       cur_[k] = x;
       prev = x;
     }
-    const W last = P_[n_] - P_[prev];
+    const W last = at(n_) - at(prev);
     if (last <= b) {
       out = realised < last ? last : realised;
       return true;
@@ -196,7 +202,7 @@ class PrefixBisection {
   // Last x in [lo, hi] with P[x] - base <= b, given that lo qualifies.
   std::size_t search(std::size_t lo, std::size_t hi, std::size_t prev, W base, W b,
                      std::size_t len) const {
-    auto fits = [&](std::size_t j) { return P_[j] - base <= b; };
+    auto fits = [&](std::size_t j) { return at(j) - base <= b; };
     if (hi - lo <= 32) return bisect_last_true(lo, hi + 1, fits);
     // Wide window: start at the expected end of the part and gallop outwards, so the search
     // touches a few cache lines around the answer instead of the whole window.
@@ -204,7 +210,14 @@ class PrefixBisection {
     return gallop_last_true_from(lo, hi, g, fits);
   }
 
-  const W* P_;
+  W at(std::size_t x) const noexcept {
+    if constexpr (std::is_pointer_v<Pre>)
+      return P_[x];
+    else
+      return P_(x);
+  }
+
+  Pre P_;
   std::size_t n_, p_;
   double avg_task_ = 0;
   W max_task_{};
