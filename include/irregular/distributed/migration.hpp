@@ -8,6 +8,7 @@
 #include <irregular/core/error.hpp>
 #include <irregular/distributed/distributed_sort.hpp>
 #include <irregular/distributed/local_leaves.hpp>
+#include <irregular/mpi/collective_error.hpp>
 #include <irregular/mpi/counters.hpp>
 #include <irregular/mpi/detail/nbx.hpp>
 #include <irregular/mpi/detail/packed_frames.hpp>
@@ -21,6 +22,7 @@
 #include <cstdint>
 #include <cstring>
 #include <iterator>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -150,14 +152,21 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
   std::vector<detail::PackedFrames> frames(raw ? 0 : P);
   std::vector<detail::ByteRegion> regions;
   std::vector<std::pair<int, std::size_t>> message_regions;  // (dest, first region)
-  for (std::size_t r = 0; r < P; ++r) {
-    const std::size_t nl = lg.count[r], ne = eg.count[r];
-    if (r == self || nl + ne == 0) continue;  // what stays is handed over below, never packed
-    if constexpr (!raw)
-      detail::write_frames<E>(comm, ne, [&](std::size_t k) -> const E& { return elements[eg.at(eg.begin[r] + k)]; },
-                              frames[r]);
-    trailers[r] = Trailer{ne, nl};
+  // A user serialize() that throws on one rank must fail every rank before anything is sent.
+  std::optional<std::string> failure;
+  try {
+    for (std::size_t r = 0; r < P; ++r) {
+      const std::size_t nl = lg.count[r], ne = eg.count[r];
+      if (r == self || nl + ne == 0) continue;  // what stays is handed over below, never packed
+      if constexpr (!raw)
+        detail::write_frames<E>(comm, ne, [&](std::size_t k) -> const E& { return elements[eg.at(eg.begin[r] + k)]; },
+                                frames[r]);
+      trailers[r] = Trailer{ne, nl};
+    }
+  } catch (const std::exception& e) {
+    failure = std::string("irregular::migrate: serializing an element on rank ") + std::to_string(me) + ": " + e.what();
   }
+  if constexpr (!raw) mpi::agree_on(comm, failure);
   for (std::size_t r = 0; r < P; ++r) {
     const std::size_t nl = lg.count[r], ne = eg.count[r];
     if (r == self || nl + ne == 0) continue;
@@ -333,16 +342,19 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
     detail::nbx_exchange(comm, tag, std::span<const detail::OutgoingGather>(sends), sink, stats);
     std::sort(sink.got.begin(), sink.got.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     // Split every message first, so the result is sized once and a bad message changes nothing.
+    // Reading runs user deserialization: every rank agrees on the outcome before the own part
+    // leaves `elements`, so a failure anywhere leaves every rank's arrays as they were.
+    std::size_t total = self_n, self_at = 0;
+    try {
     std::vector<std::size_t> element_bytes;
     for (auto& [source, msg] : sink.got) {
       Trailer t{};
       element_bytes.push_back(split(source, msg.data(), msg.size(), t));
     }
     if (!error.empty()) throw parse_error(error);
-    std::size_t total = self_n;
     for (const Segment& s : segments) total += s.count;
     result.resize(total);
-    std::size_t at = 0, self_at = 0;
+    std::size_t at = 0;
     bool self_done = false;
     for (std::size_t m = 0; m < sink.got.size(); ++m) {
       auto& [source, msg] = sink.got[m];
@@ -367,6 +379,10 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
     result_keys.resize(total);
     for (const Segment& s : segments)
       for (std::size_t j = s.first; j < s.first + s.count; ++j) result_keys[j] = key_of(result[j]);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    mpi::agree_on(comm, failure);
     for (std::size_t k = 0; k < self_n; ++k) {
       result[self_at + k] = std::move(self_element(k));
       result_keys[self_at + k] = self_key(k);

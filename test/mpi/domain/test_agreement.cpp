@@ -95,6 +95,21 @@ void fill(Domain& d, std::size_t n = 600) {
 
 int last_rank(const mpi::communicator& w) { return w.size() - 1; }
 
+// An element that needs Boost.Serialization and fails to save (or to load) on one rank on demand.
+int g_fail_save_rank = -1, g_fail_load_rank = -1;
+struct Fragile {
+  std::array<double, 2> position{};
+  std::uint64_t id = 0;
+  std::vector<int> payload;
+  template <class Archive>
+  void serialize(Archive& ar, unsigned) {
+    const int me = mpi::communicator().rank();
+    if (Archive::is_saving::value && me == g_fail_save_rank) throw std::runtime_error("save failed");
+    ar & position & id & payload;
+    if (Archive::is_loading::value && me == g_fail_load_rank) throw std::runtime_error("load failed");
+  }
+};
+
 }  // namespace
 
 TEST_CASE("a throwing update on one rank fails move_elements everywhere, nothing moved", "[agree]") {
@@ -179,6 +194,35 @@ TEST_CASE("load metrics: a throwing weight and a bad load on one rank fail every
   fill(d2);
   armed = true;
   require_agreed_failure(d2, bad, "cell weight failed", [&] { d2.build(); });
+}
+
+TEST_CASE("element serialization failing on one rank fails move and rebalance everywhere", "[agree][transport]") {
+  mpi::communicator world;
+  if (world.size() == 1) return;  // nothing travels
+  using Domain = irr::IrregularDomain<Fragile, irr::stencil::Moore<2>, Curve, irr::load::ElementCount>;
+  const int bad = last_rank(world);
+  Domain d(world, unit, irr::refine::max_elements(8));
+  std::vector<Fragile> mine;
+  const auto pts = clustered<2>(600, 11);
+  for (std::size_t i = 0; i < pts.size(); ++i)
+    if (static_cast<int>(i % static_cast<std::size_t>(world.size())) == world.rank())
+      mine.push_back({pts[i], i, std::vector<int>(i % 4, static_cast<int>(i))});
+  d.insert(mine);
+  d.build();
+  auto flip = [](Fragile& e) { e.position[0] = 1.0 - e.position[0]; };
+  for (int which : {0, 1}) {
+    CAPTURE(which);
+    (which == 0 ? g_fail_save_rank : g_fail_load_rank) = bad;
+    require_agreed_failure(d, bad, which == 0 ? "save failed" : "load failed", [&] { d.move_elements(flip); });
+    // Squeeze everything to the left without the fault, then rebalance with it.
+    g_fail_save_rank = g_fail_load_rank = -1;
+    d.move_elements([](Fragile& e) { e.position[0] *= 0.3; });
+    // The remap may only send from, or only deliver to, the failing rank: it fails either way.
+    g_fail_save_rank = g_fail_load_rank = bad;
+    require_agreed_failure(d, bad, " failed", [&] { d.rebalance({.threshold = 0.0}); });
+    g_fail_save_rank = g_fail_load_rank = -1;
+    d.move_elements([](Fragile& e) { e.position[0] /= 0.3; });
+  }
 }
 
 TEST_CASE("bad arguments on one rank fail every rank: threshold, element, runaway refinement", "[agree][errors]") {
