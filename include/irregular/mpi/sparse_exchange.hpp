@@ -3,6 +3,7 @@
 #pragma once
 
 #include <irregular/core/error.hpp>
+#include <irregular/mpi/collective_error.hpp>
 #include <irregular/mpi/counters.hpp>
 #include <irregular/mpi/detail/nbx.hpp>
 #include <irregular/mpi/detail/packed_frames.hpp>
@@ -17,6 +18,7 @@
 #include <cstddef>
 #include <iterator>
 #include <span>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -89,13 +91,16 @@ Received<T> exchange(const boost::mpi::communicator& comm, int tag, Slice slice,
   std::vector<irregular::detail::OutgoingGather> gathers;
   if constexpr (!is_raw_transportable<T>) {
     packed.reserve(static_cast<std::size_t>(p));
-    for (int d = 0; d < p; ++d) {
-      const std::span<const T> s = slice(d);
-      if (d == me || s.empty()) continue;
-      packed.emplace_back();
-      irregular::detail::write_frames<T>(comm, s.size(), [&](std::size_t i) -> const T& { return s[i]; },
-                                         packed.back(), frame_bytes);
-    }
+    // serialize() is user code: one rank's failure fails every rank before anything is sent.
+    agree(comm, [&] {
+      for (int d = 0; d < p; ++d) {
+        const std::span<const T> s = slice(d);
+        if (d == me || s.empty()) continue;
+        packed.emplace_back();
+        irregular::detail::write_frames<T>(comm, s.size(), [&](std::size_t i) -> const T& { return s[i]; },
+                                           packed.back(), frame_bytes);
+      }
+    });
     std::size_t k = 0;
     for (const auto& f : packed) k += 2 * f.headers.size();
     regions.reserve(k);
@@ -158,6 +163,7 @@ Received<T> exchange(const boost::mpi::communicator& comm, int tag, Slice slice,
     out.values.insert(out.values.end(), self.begin(), self.end());
     out.offsets.push_back(out.values.size());
   };
+  std::optional<std::string> failure;  // serialized types: reading runs user code
   for (auto it = got.begin(); it != got.end(); ++it) {
     if (it == self_at) append_self();
     if constexpr (is_raw_transportable<T>) {
@@ -182,21 +188,27 @@ Received<T> exchange(const boost::mpi::communicator& comm, int tag, Slice slice,
       }
       const std::size_t old = out.values.size();
       std::size_t read = 0;
-      if (error.empty()) {
+      if (error.empty() && !failure) {
         out.values.resize(old + count);
-        error = irregular::detail::read_frames<T>(comm, it->second, 0, it->second.size(), out.values, old, count, read);
-        if (error.empty() && read != count) error = "frames hold fewer values than announced";
+        try {
+          error = irregular::detail::read_frames<T>(comm, it->second, 0, it->second.size(), out.values, old, count, read);
+        } catch (const std::exception& e) {
+          failure = "irregular::mpi::sparse_exchange: loading an element from rank " + std::to_string(it->first) +
+                    " on rank " + std::to_string(me) + ": " + e.what();
+        }
+        if (error.empty() && !failure && read != count) error = "frames hold fewer values than announced";
       }
-      if (!error.empty())
-        throw parse_error("irregular::mpi::sparse_exchange: rank " + std::to_string(me) + " received " +
-                          std::to_string(it->second.size()) + " bytes from rank " + std::to_string(it->first) +
-                          " that do not parse: " + error);
+      if (!error.empty() && !failure)
+        failure = "irregular::mpi::sparse_exchange: rank " + std::to_string(me) + " received " +
+                  std::to_string(it->second.size()) + " bytes from rank " + std::to_string(it->first) +
+                  " that do not parse: " + error;
       irregular::detail::PackedBuffer().swap(it->second);  // free as we go: peak memory stays near one copy
     }
     out.sources.push_back(it->first);
     out.offsets.push_back(out.values.size());
   }
   if (self_at == got.end()) append_self();
+  if constexpr (!is_raw_transportable<T>) agree_on(comm, failure);
   return out;
 }
 
@@ -209,16 +221,20 @@ Received<T> exchange(const boost::mpi::communicator& comm, int tag, Slice slice,
 /// (detail/packed_frames.hpp), each element's serialize() called directly.
 /// Messages over 1 GiB are split into pieces, never rejected. `tag` and `comm` belong to the
 /// caller; back-to-back calls with the same tag do not mix. Collective over comm.
-/// Throws irregular::invalid_argument (before any communication) when outgoing.size() differs
-/// from comm.size() or tag is out of range — a caller bug the same on every rank.
+/// When outgoing.size() differs from comm.size() or the tag is out of range on any rank, every
+/// rank throws the same irregular::collective_error before anything is sent; so it does when an
+/// element's serialize() throws on any rank, while saving or loading.
 template <class T>
 Received<T> sparse_exchange(const boost::mpi::communicator& comm,
                             const std::vector<std::vector<T>>& outgoing, int tag,
                             ExchangeStats* stats = nullptr) {
-  if (outgoing.size() != static_cast<std::size_t>(comm.size()))
-    throw invalid_argument("irregular::mpi::sparse_exchange: " + std::to_string(outgoing.size()) +
-                           " outgoing vectors on rank " + std::to_string(comm.rank()) +
-                           ", expected one per rank (" + std::to_string(comm.size()) + ")");
+  agree(comm, [&] {
+    detail_exchange::check_tag(tag);
+    if (outgoing.size() != static_cast<std::size_t>(comm.size()))
+      throw invalid_argument("irregular::mpi::sparse_exchange: " + std::to_string(outgoing.size()) +
+                             " outgoing vectors on rank " + std::to_string(comm.rank()) +
+                             ", expected one per rank (" + std::to_string(comm.size()) + ")");
+  });
   return detail_exchange::exchange<T>(
       comm, tag, [&](int d) { return std::span<const T>(outgoing[static_cast<std::size_t>(d)]); },
       stats, irregular::detail::nbx_piece_bytes);
@@ -231,15 +247,18 @@ Received<T> sparse_exchange(const boost::mpi::communicator& comm, std::span<cons
                             std::span<const std::size_t> offsets, int tag,
                             ExchangeStats* stats = nullptr) {
   const auto p = static_cast<std::size_t>(comm.size());
-  const std::string where = "irregular::mpi::sparse_exchange (rank " + std::to_string(comm.rank()) + "): ";
-  if (offsets.size() != p + 1)
-    throw invalid_argument(where + std::to_string(offsets.size()) + " offsets, expected comm.size()+1 = " +
-                           std::to_string(p + 1));
-  if (offsets.front() != 0 || offsets.back() != values.size())
-    throw invalid_argument(where + "offsets must start at 0 and end at values.size() = " +
-                           std::to_string(values.size()));
-  if (!std::is_sorted(offsets.begin(), offsets.end()))
-    throw invalid_argument(where + "offsets must be non-decreasing");
+  agree(comm, [&] {
+    const std::string where = "irregular::mpi::sparse_exchange (rank " + std::to_string(comm.rank()) + "): ";
+    detail_exchange::check_tag(tag);
+    if (offsets.size() != p + 1)
+      throw invalid_argument(where + std::to_string(offsets.size()) + " offsets, expected comm.size()+1 = " +
+                             std::to_string(p + 1));
+    if (offsets.front() != 0 || offsets.back() != values.size())
+      throw invalid_argument(where + "offsets must start at 0 and end at values.size() = " +
+                             std::to_string(values.size()));
+    if (!std::is_sorted(offsets.begin(), offsets.end()))
+      throw invalid_argument(where + "offsets must be non-decreasing");
+  });
   return detail_exchange::exchange<T>(
       comm, tag,
       [&](int d) {

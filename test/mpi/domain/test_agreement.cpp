@@ -209,6 +209,14 @@ TEST_CASE("element serialization failing on one rank fails move and rebalance ev
       mine.push_back({pts[i], i, std::vector<int>(i % 4, static_cast<int>(i))});
   d.insert(mine);
   d.build();
+  // The sort of a build fails on one rank: every rank throws, the new elements stay pending.
+  std::vector<Fragile> more;
+  for (int i = 0; i < 40; ++i) more.push_back({{0.02 * i + 0.01, 0.7}, 5000u + static_cast<std::uint64_t>(40 * world.rank() + i), {i}});
+  d.insert(more);
+  g_fail_save_rank = g_fail_load_rank = bad;
+  require_agreed_failure(d, bad, " failed", [&] { d.build(); });
+  g_fail_save_rank = g_fail_load_rank = -1;
+  REQUIRE(d.global_element_count() == 600u + 40u * static_cast<std::uint64_t>(world.size()));
   auto flip = [](Fragile& e) { e.position[0] = 1.0 - e.position[0]; };
   for (int which : {0, 1}) {
     CAPTURE(which);

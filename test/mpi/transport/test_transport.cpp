@@ -284,19 +284,65 @@ TEST_CASE("self-delivery and empty exchanges send no message", "[mpi][transport]
   REQUIRE(mpi::all_reduce_sum(world, stats) == mpi::ExchangeStats{});
 }
 
-TEST_CASE("sparse_exchange rejects malformed calls before communicating", "[mpi][transport]") {
+// An element whose serialize() throws on demand, while saving (value -1) or while rank 0
+// loads it (value -2).
+struct Flaky {
+  int value = 0;
+  template <class Archive>
+  void serialize(Archive& ar, unsigned) {
+    if (Archive::is_saving::value && value == -1) throw std::runtime_error("cannot save");
+    ar & value;
+    if (Archive::is_loading::value && value == -2 && boost::mpi::communicator().rank() == 0)
+      throw std::runtime_error("cannot load");
+  }
+};
+
+TEST_CASE("sparse_exchange rejects malformed calls on any one rank before communicating", "[mpi][transport]") {
   const boost::mpi::communicator world;
   const int p = world.size();
-  std::vector<std::vector<int>> wrong(static_cast<std::size_t>(p) + 1);
-  REQUIRE_THROWS_AS(mpi::sparse_exchange(world, wrong, 1), irregular::invalid_argument);
+  const int bad = p - 1;  // exactly one rank is wrong; every rank must throw the same error
+  auto same_everywhere = [&](auto&& call, const char* needle) {
+    std::string message;
+    int failing = -1;
+    try {
+      call();
+    } catch (const irregular::collective_error& e) {
+      message = e.what();
+      failing = e.failing_rank();
+    }
+    CAPTURE(message);
+    REQUIRE(failing == bad);
+    REQUIRE(message.find(needle) != std::string::npos);
+  };
+  std::vector<std::vector<int>> wrong(static_cast<std::size_t>(p) + (world.rank() == bad ? 1 : 0));
+  same_everywhere([&] { (void)mpi::sparse_exchange(world, wrong, 1); }, "outgoing vectors");
   std::vector<std::vector<int>> right(static_cast<std::size_t>(p));
-  REQUIRE_THROWS_AS(mpi::sparse_exchange(world, right, -1), irregular::invalid_argument);
+  same_everywhere([&] { (void)mpi::sparse_exchange(world, right, world.rank() == bad ? -1 : 1); }, "tag");
   std::vector<int> flat{1, 2, 3};
   std::vector<std::size_t> offsets(static_cast<std::size_t>(p) + 1, 0);
-  REQUIRE_THROWS_AS(mpi::sparse_exchange(world, flat, offsets, 1), irregular::invalid_argument);
+  offsets.back() = world.rank() == bad ? 0 : 3;
+  same_everywhere([&] { (void)mpi::sparse_exchange(world, flat, offsets, 1); }, "offsets must start at 0");
   offsets.back() = 3;
-  offsets.front() = 2;
-  REQUIRE_THROWS_AS(mpi::sparse_exchange(world, flat, offsets, 1), irregular::invalid_argument);
+  offsets.front() = world.rank() == bad ? 2 : 0;
+  same_everywhere([&] { (void)mpi::sparse_exchange(world, flat, offsets, 1); }, "offsets");
+  if (p > 1) {
+    std::vector<std::vector<Flaky>> out(static_cast<std::size_t>(p));
+    out[0].push_back({world.rank() == bad ? -1 : 1});
+    same_everywhere([&] { (void)mpi::sparse_exchange(world, out, 2); }, "cannot save");
+    // Rank 0 fails to load what the last rank sends it.
+    std::vector<std::vector<Flaky>> to_zero(static_cast<std::size_t>(p));
+    if (world.rank() == bad) to_zero[0].push_back({-2});
+    std::string message;
+    int failing = -1;
+    try {
+      (void)mpi::sparse_exchange(world, to_zero, 3);
+    } catch (const irregular::collective_error& e) {
+      message = e.what();
+      failing = e.failing_rank();
+    }
+    REQUIRE(failing == 0);
+    REQUIRE(message.find("cannot load") != std::string::npos);
+  }
   // The communicator is still usable: a valid exchange afterwards works.
   offsets.front() = 0;
   const auto got = mpi::sparse_exchange(world, flat, offsets, 1);
