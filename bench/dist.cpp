@@ -1,9 +1,12 @@
 // Distributed build of IrregularDomain (baiardi-2001 §2-3) on 1 and 2 ranks: wall time of
 // build() split into its phases (sample sort, leaf construction, blocking partition, migration),
 // imbalance reached, what migration moved, Moore-1 neighbour queries per second, and std::sort of
-// the keys alone on rank 0 in the same run. Run under `mpiexec -n 2`.
-// Usage: mpiexec -n 2 bench_dist [--quick] [--csv]
+// the keys alone and a radix sort of the (key, element) pairs on rank 0 in the same run (the
+// references of the sort phase). Run under `mpiexec -n 2`.
+// Usage: mpiexec -n 2 bench_dist [--quick | --sort] [--csv]
+//   --sort: only 10^7 2D points on the Morton curve, 5 timed repeats (the sort-phase study).
 #include <irregular/irregular.hpp>
+#include <irregular/tree/detail/radix_sort.hpp>
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
@@ -77,7 +80,8 @@ struct Row {
   int ranks = 0;
   std::uint64_t leaves = 0;
   double build = 0, sort = 0, leaves_t = 0, partition = 0, migration = 0;
-  double std_sort = 0;  // std::sort of all N keys on rank 0
+  double std_sort = 0;     // std::sort of all N keys on rank 0
+  double radix_pairs = 0;  // LSD radix sort of all N (key, element) pairs on rank 0
   double imbalance = 0;
   std::uint64_t mig_elements = 0, mig_hnodes = 0, mig_bytes = 0, mig_messages = 0;
   double nbr_qps = 0;
@@ -161,9 +165,15 @@ Row measure(const mpi::communicator& comm, const std::vector<Point<C::dim>>& pts
   return r;
 }
 
-// std::sort of the keys of all N points alone, on one rank (keys via key_of_position).
+struct Reference {
+  double std_sort = 0, radix_pairs = 0;
+};
+
+// std::sort of the keys of all N points alone, and the stable LSD radix sort of the (key,
+// element) pairs (irregular::detail::radix_sort_records, its scratch buffer allocated in the
+// timed region like any sort's), on one rank (keys via key_of_position).
 template <class C>
-double time_std_sort(const mpi::communicator& self, const std::vector<Point<C::dim>>& pts, Config cfg) {
+Reference time_reference(const mpi::communicator& self, const std::vector<Point<C::dim>>& pts, Config cfg) {
   constexpr int D = C::dim;
   using Domain = irr::IrregularDomain<Point<D>, irr::stencil::Moore<D, 1>, C, irr::load::ElementCount>;
   irr::Box<D> box;
@@ -181,7 +191,26 @@ double time_std_sort(const mpi::communicator& self, const std::vector<Point<C::d
     if (rep >= cfg.warmups) t.push_back(t1 - t0);
   }
   g_sink = static_cast<std::size_t>(work.front() == work.back());
-  return median(t);
+  Reference ref;
+  ref.std_sort = median(t);
+  struct Pair {
+    typename C::index_type key;
+    Point<D> e;
+  };
+  std::vector<Pair> pairs;
+  t.clear();
+  const auto key = [](const Pair& q) { return q.key; };
+  for (int rep = 0; rep < cfg.warmups + cfg.reps; ++rep) {
+    pairs.resize(pts.size());
+    for (std::size_t i = 0; i < pts.size(); ++i) pairs[i] = {keys[i], pts[i]};
+    const double t0 = now_s();
+    irr::detail::radix_sort_records(pairs, key, irr::detail::key_bits(pairs, key));  // allocates its buffer
+    const double t1 = now_s();
+    if (rep >= cfg.warmups) t.push_back(t1 - t0);
+  }
+  g_sink = static_cast<std::size_t>(pairs.front().e.id);
+  ref.radix_pairs = median(t);
+  return ref;
 }
 
 // The configuration on 1 rank (rank 0 of world, on a sub-communicator) and on both ranks.
@@ -190,10 +219,10 @@ void run(const mpi::communicator& world, const mpi::communicator& solo, const ch
          std::size_t n, std::uint64_t seed, Config cfg, irr::BlockingCut cut, std::vector<Row>& rows) {
   const auto pts = make_points<C::dim>(n, seed);
   const char* cut_name = cut == irr::BlockingCut::optimal ? "optimal" : "greedy";
-  double std_sort = 0;
+  Reference ref;
   Row one;
   if (world.rank() == 0) {
-    std_sort = time_std_sort<C>(solo, pts, cfg);
+    ref = time_reference<C>(solo, pts, cfg);
     one = measure<C>(solo, pts, cfg, cut);
   }
   world.barrier();
@@ -208,7 +237,8 @@ void run(const mpi::communicator& world, const mpi::communicator& solo, const ch
     r->dim = C::dim;
     r->curve = name;
     r->cut = cut_name;
-    r->std_sort = std_sort;
+    r->std_sort = ref.std_sort;
+    r->radix_pairs = ref.radix_pairs;
     rows.push_back(*r);
   }
 }
@@ -216,31 +246,32 @@ void run(const mpi::communicator& world, const mpi::communicator& solo, const ch
 void print(const std::vector<Row>& rows) {
   if (g_csv) {
     std::printf("dim,curve,n,cut,ranks,leaves,build_ms,sort_ms,leaves_ms,partition_ms,migration_ms,"
-                "std_sort_ms,build_over_std_sort,imbalance,migrated_hnodes,migrated_elements,"
+                "std_sort_ms,radix_pairs_ms,sort_over_radix_pairs,build_over_std_sort,imbalance,migrated_hnodes,migrated_elements,"
                 "migrated_bytes,migration_messages,neighbour_queries_per_s\n");
     for (const auto& r : rows)
-      std::printf("%d,%s,%zu,%s,%d,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.3f,%.3g,%llu,%llu,%llu,%llu,%.0f\n",
+      std::printf("%d,%s,%zu,%s,%d,%llu,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.3f,%.3f,%.3g,%llu,%llu,%llu,%llu,%.0f\n",
                   r.dim, r.curve.c_str(), r.n, r.cut.c_str(), r.ranks,
                   static_cast<unsigned long long>(r.leaves), r.build * 1e3, r.sort * 1e3,
                   r.leaves_t * 1e3, r.partition * 1e3, r.migration * 1e3, r.std_sort * 1e3,
-                  r.build / r.std_sort, r.imbalance, static_cast<unsigned long long>(r.mig_hnodes),
+                  r.radix_pairs * 1e3, r.sort / r.radix_pairs, r.build / r.std_sort, r.imbalance, static_cast<unsigned long long>(r.mig_hnodes),
                   static_cast<unsigned long long>(r.mig_elements),
                   static_cast<unsigned long long>(r.mig_bytes),
                   static_cast<unsigned long long>(r.mig_messages), r.nbr_qps);
     return;
   }
   std::printf("| D | curve | points | cut | ranks | leaves | build ms | sort ms | leaves ms | "
-              "partition ms | migration ms | std::sort ms (rank 0, all keys) | build / std::sort | "
+              "partition ms | migration ms | std::sort ms (rank 0, all keys) | radix sort ms (rank 0, all "
+              "(key, element) pairs) | sort / radix | build / std::sort | "
               "imbalance | migrated hnodes | migrated elements | migrated bytes | messages | "
               "Moore-1 neighbour queries/s |\n");
-  std::printf("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const auto& r : rows)
-    std::printf("| %d | %s | %zu | %s | %d | %llu | %.1f | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f | "
-                "%.2g | %llu | %llu | %llu | %llu | %.3g |\n",
+    std::printf("| %d | %s | %zu | %s | %d | %llu | %.1f | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %.2f | "
+                "%.2f | %.2g | %llu | %llu | %llu | %llu | %.3g |\n",
                 r.dim, r.curve.c_str(), r.n, r.cut.c_str(), r.ranks,
                 static_cast<unsigned long long>(r.leaves), r.build * 1e3, r.sort * 1e3,
                 r.leaves_t * 1e3, r.partition * 1e3, r.migration * 1e3, r.std_sort * 1e3,
-                r.build / r.std_sort, r.imbalance, static_cast<unsigned long long>(r.mig_hnodes),
+                r.radix_pairs * 1e3, r.sort / r.radix_pairs, r.build / r.std_sort, r.imbalance, static_cast<unsigned long long>(r.mig_hnodes),
                 static_cast<unsigned long long>(r.mig_elements),
                 static_cast<unsigned long long>(r.mig_bytes),
                 static_cast<unsigned long long>(r.mig_messages), r.nbr_qps);
@@ -251,12 +282,13 @@ void print(const std::vector<Row>& rows) {
 int main(int argc, char** argv) {
   mpi::environment env(argc, argv);
   mpi::communicator world;
-  bool quick = false;
+  bool quick = false, sort_only = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    else if (std::strcmp(argv[i], "--sort") == 0) sort_only = true;
     else if (std::strcmp(argv[i], "--csv") == 0) g_csv = true;
     else {
-      if (world.rank() == 0) std::fprintf(stderr, "usage: mpiexec -n 2 %s [--quick] [--csv]\n", argv[0]);
+      if (world.rank() == 0) std::fprintf(stderr, "usage: mpiexec -n 2 %s [--quick | --sort] [--csv]\n", argv[0]);
       return 2;
     }
   }
@@ -270,7 +302,9 @@ int main(int argc, char** argv) {
   using irr::BlockingCut;
   namespace cv = irr::curve;
   std::vector<Row> rows;
-  if (quick) {
+  if (sort_only) {
+    run<cv::Morton<2>>(world, solo, "Morton", 10000000, 2024, Config{1, 5}, BlockingCut::optimal, rows);
+  } else if (quick) {
     const std::size_t n = 20000;
     const Config cfg{1, 1};
     run<cv::Hilbert<2>>(world, solo, "Hilbert", n, 2024, cfg, BlockingCut::optimal, rows);
@@ -298,7 +332,7 @@ int main(int argc, char** argv) {
   if (world.rank() == 0) {
     if (!g_csv)
       std::printf("## Distributed IrregularDomain build: %s (refine::max_elements(32), load::ElementCount)\n\n",
-                  quick ? "quick" : "full");
+                  sort_only ? "sort study" : quick ? "quick" : "full");
     print(rows);
   }
   return 0;

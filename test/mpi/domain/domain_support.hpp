@@ -182,4 +182,23 @@ void require_consistent(Domain& d) {
   REQUIRE(total_bad == 0);
 }
 
+// The gathered leaves, sorted by start whichever rank holds them, equal the sequential tree of
+// `where`, and the ownership map's leaf_owner names the rank that holds each leaf.
+template <class Domain, class P>
+void require_tree_and_leaf_owners(const Domain& d, const std::vector<P>& where, std::size_t k) {
+  auto g = gather_leaves(d);
+  std::vector<std::size_t> order(g.starts.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](auto a, auto b) { return g.starts[a] < g.starts[b]; });
+  const auto seq = sequential_tree(d, where, k);
+  REQUIRE(order.size() == seq.size());
+  for (std::size_t i = 0; i < seq.size(); ++i) {
+    REQUIRE(g.starts[order[i]] == seq.start(i));
+    REQUIRE(g.levels[order[i]] == seq.level(i));
+    REQUIRE(g.counts[order[i]] == seq.element_count(i));
+    // Ownership needs no communication: every rank computes where each leaf lives.
+    REQUIRE(d.ownership().leaf_owner(seq.cell(i)) == g.owner[order[i]]);
+  }
+}
+
 }  // namespace domain_support

@@ -37,18 +37,7 @@ template <class Domain>
 void require_exact(Domain& d, const std::vector<std::array<double, Domain::dim>>& where, std::size_t k) {
   constexpr int D = Domain::dim;
   const auto& world = d.comm();
-  auto g = gather_leaves(d);
-  std::vector<std::size_t> order(g.starts.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(), [&](auto a, auto b) { return g.starts[a] < g.starts[b]; });
-  const auto seq = sequential_tree(d, where, k);
-  REQUIRE(order.size() == seq.size());
-  for (std::size_t i = 0; i < seq.size(); ++i) {
-    REQUIRE(g.starts[order[i]] == seq.start(i));
-    REQUIRE(g.levels[order[i]] == seq.level(i));
-    REQUIRE(g.counts[order[i]] == seq.element_count(i));
-    REQUIRE(d.ownership().leaf_owner(seq.cell(i)) == g.owner[order[i]]);
-  }
+  require_tree_and_leaf_owners(d, where, k);
   int bad = 0;
   for (std::size_t i = 0; i < d.local_leaf_count(); ++i) {
     auto leaf = d.leaf(i);
