@@ -38,6 +38,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <ranges>
 #include <span>
 #include <utility>
@@ -225,6 +226,15 @@ class IrregularDomain {
         throw invalid_argument("irregular::IrregularDomain::rebalance: threshold " + std::to_string(opt.threshold) +
                                " on rank " + std::to_string(comm_.rank()) + " must be finite and >= 0");
     });
+    // Every rank must take the same decision: thresholds that differ would split the ranks.
+    std::array<double, 2> t{opt.threshold, -opt.threshold}, tmax{};
+    boost::mpi::all_reduce(comm_.get(), t.data(), 2, tmax.data(), boost::mpi::maximum<double>());
+    if (tmax[0] != -tmax[1])  // the lowest rank below the largest threshold is named
+      mpi::agree_on(comm_.get(), opt.threshold == tmax[0] ? std::nullopt
+                                     : std::optional<std::string>("irregular::IrregularDomain::rebalance: threshold " +
+                                                                  std::to_string(opt.threshold) + " on rank " +
+                                                                  std::to_string(comm_.rank()) + " differs from " +
+                                                                  std::to_string(tmax[0]) + " on another rank"));
     const auto report = load_report();
     migration_ = {};
     migration_global_ = {};  // a rebalance that does not remap moved nothing

@@ -240,6 +240,8 @@ TEST_CASE("bad arguments on one rank fail every rank: threshold, element, runawa
   Domain d(world, unit, irr::refine::max_elements(8));
   fill(d);
   require_agreed_failure(d, bad, "threshold", [&] { d.rebalance({.threshold = world.rank() == bad ? -1.0 : 0.0}); });
+  if (world.size() > 1)  // valid but different thresholds would split the decision
+    require_agreed_failure(d, bad, "differs", [&] { d.rebalance({.threshold = world.rank() == bad ? 0.01 : 0.02}); });
   require_agreed_failure(d, bad, "outside the domain box", [&] {
     std::vector<Particle> one{{{world.rank() == bad ? 1.5 : 0.5, 0.5}, 99999}};
     d.insert(one);
