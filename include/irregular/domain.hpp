@@ -12,6 +12,7 @@
 #include <irregular/curve/interval.hpp>
 #include <irregular/distributed/distributed_sort.hpp>
 #include <irregular/distributed/element_store.hpp>
+#include <irregular/distributed/leaf_loads.hpp>
 #include <irregular/distributed/load_metric.hpp>
 #include <irregular/distributed/local_leaves.hpp>
 #include <irregular/distributed/ownership_map.hpp>
@@ -29,8 +30,6 @@
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -134,12 +133,12 @@ class IrregularDomain {
       if (!condition_) throw invalid_argument("irregular::IrregularDomain: empty refinement condition");
       options_.partitioner.template check<C>(comm_.size());
     });
-    max_leaves_ = options_.max_leaves_per_rank ? options_.max_leaves_per_rank : default_leaf_budget();
+    max_leaves_ = options_.max_leaves_per_rank ? options_.max_leaves_per_rank : default_leaf_budget(comm_.get());
     map_ = initial_map();
     if (comm_.rank() == 0) leaves_.push_back(0, 0, 0);  // the root: one leaf on rank 0 until build()
-    loads_.assign(leaves_.size(), 0.0);
-    measured_.assign(leaves_.size(), 0.0);
     store_.index_leaves(leaves_);
+    loads_.new_window(leaves_.size());
+    guarded([&] { estimate_loads(); });
   }
 
   // ---- building -----------------------------------------------------------------------------
@@ -176,7 +175,7 @@ class IrregularDomain {
       // every leaf is whole with its elements before its load is measured.
       const SegmentMap<C> sorted(bounds);
       construct(sorted);
-      measured_.assign(leaves_.size(), 0.0);
+      loads_.new_window(leaves_.size());
       (void)settle_on(sorted);
       profile_.leaves = lap(t0);
       repartition(nullptr, t0);
@@ -208,9 +207,8 @@ class IrregularDomain {
       migration_ += place(comm_.get(), map_, none, no_payload, st.elements, st.keys, st.key_fn(), tag_move);
       // 2. The tree adapts: leaves of the new distribution, counted globally.
       const auto old_leaves = std::move(leaves_);
-      const auto old_measured = std::move(measured_);
       construct(map_);
-      measured_ = carry_measurements(old_leaves, old_measured);
+      loads_.carry(old_leaves, leaves_);
       // 3. Leaves cut by a part boundary are held whole.
       map_ = settle_on(map_);
       finish_counters();
@@ -254,8 +252,7 @@ class IrregularDomain {
   /// Starts a new measurement window (load::Measured): the seconds measured so far are dropped
   /// and leaves are estimated again until timed. Each remap starts a new window too. Local.
   void reset_measurements() {
-    std::fill(measured_.begin(), measured_.end(), 0.0);
-    timed_ = false;
+    loads_.new_window(leaves_.size());
     estimate_loads();
   }
 
@@ -279,11 +276,11 @@ class IrregularDomain {
   [[nodiscard]] std::span<Element> local_elements() noexcept { return store_.elements; }
   [[nodiscard]] std::span<const Element> local_elements() const noexcept { return store_.elements; }
   [[nodiscard]] std::span<const index_type> local_keys() const noexcept { return store_.keys; }
-  [[nodiscard]] std::span<const double> local_loads() const noexcept { return loads_; }
+  [[nodiscard]] std::span<const double> local_loads() const noexcept { return loads_.values(); }
 
   [[nodiscard]] Leaf leaf(std::size_t i) {
     IRREGULAR_ASSERT(i < leaves_.size());
-    return Leaf{i, leaves_.cell(i), leaves_.interval(i), leaves_.counts_[i], loads_[i], store_.of_leaf(i)};
+    return Leaf{i, leaves_.cell(i), leaves_.interval(i), leaves_.counts_[i], loads_.values()[i], store_.of_leaf(i)};
   }
   /// The local leaves in curve order, as Leaf views: `for (auto leaf : domain.local_leaves())`.
   [[nodiscard]] auto local_leaves() {
@@ -351,17 +348,16 @@ class IrregularDomain {
   [[nodiscard]] ScopedTimer time_leaf(std::size_t i) {
     static_assert(detail::MeasuredMetric<Metric>, "irregular::IrregularDomain::time_leaf needs load::Measured");
     IRREGULAR_ASSERT(i < leaves_.size());
-    timed_ = true;
-    return ScopedTimer(measured_[i]);
+    return ScopedTimer(loads_.seconds_of(i));
   }
 
   // ---- collective summaries -----------------------------------------------------------------
 
   /// Every rank's load, the average and the unbalance. Collective over comm.
   [[nodiscard]] LoadReport load_report() {
-    refresh_measured_loads();
+    loads_.agree_unit(comm_.get(), leaves_);
     double mine = 0;
-    for (double l : loads_) mine += l;
+    for (double l : loads_.values()) mine += l;
     LoadReport r;
     boost::mpi::all_gather(comm_.get(), mine, r.loads);
     double total = 0, lmax = 0;
@@ -405,12 +401,11 @@ class IrregularDomain {
 
   /// The partitioner maps the (settled) leaves; leaves and elements move to the new map.
   void repartition(const map_type* current, clock::time_point& t0) {
-    refresh_measured_loads();
-    auto next = options_.partitioner.template partition<C>(comm_.get(), LeafChain<C>{leaves_, loads_}, current);
+    loads_.agree_unit(comm_.get(), leaves_);
+    auto next = options_.partitioner.template partition<C>(comm_.get(), LeafChain<C>{leaves_, loads_.values()}, current);
     profile_.partition = lap(t0);
     // A remap starts a new measurement window: old seconds would make long-lived leaves heavy.
-    std::fill(measured_.begin(), measured_.end(), 0.0);
-    timed_ = false;
+    loads_.new_window(leaves_.size());
     map_ = settle_on(next);
     profile_.migration = lap(t0);
     finish_counters();
@@ -420,65 +415,19 @@ class IrregularDomain {
   /// and elements there; refreshes leaf runs and loads. Returns the settled map.
   template <OwnershipMap M>
   M settle_on(const M& map) {
-    std::vector<double> payload = detail::MeasuredMetric<Metric> ? measured_ : std::vector<double>(leaves_.size(), 0.0);
+    std::vector<double> payload = loads_.payload(leaves_.size());
     M settled = settle_on_map(comm_.get(), map, leaves_, payload, store_.elements, store_.keys, store_.key_fn(),
                        tag_migrate, migration_);
     store_.index_leaves(leaves_);
-    measured_ = detail::MeasuredMetric<Metric> ? std::move(payload) : std::vector<double>(leaves_.size(), 0.0);
+    loads_.receive(std::move(payload), leaves_.size());
     guarded([&] { estimate_loads(); });  // the metric may be user code
-    refresh_measured_loads();
+    loads_.agree_unit(comm_.get(), leaves_);
     return settled;
   }
 
-  /// Leaf loads from the metric: per element, per (cell, count). Throws irregular::invalid_argument
-  /// naming the leaf and rank for a negative or non-finite load. Local.
+  /// Leaf loads from the metric (local; the metric may be user code and throw).
   void estimate_loads() {
-    loads_.resize(leaves_.size());
-    for (std::size_t i = 0; i < leaves_.size(); ++i) {
-      double l;
-      if constexpr (detail::PerElementMetric<Metric>) {
-        l = 0;
-        for (const auto& e : store_.of_leaf(i)) l += static_cast<double>(options_.load.weight(e));
-      } else {
-        l = static_cast<double>(options_.load(leaves_.cell(i), static_cast<std::size_t>(leaves_.counts_[i])));
-      }
-      if (!(l >= 0) || !std::isfinite(l))
-        throw invalid_argument("irregular::IrregularDomain: the load metric gave " + std::to_string(l) +
-                               " for leaf " + std::to_string(i) + " on rank " + std::to_string(comm_.rank()) +
-                               " (loads must be finite and >= 0)");
-      loads_[i] = l;
-    }
-  }
-
-  /// Measured seconds of leaves that exist before and after an adaptation (same start, level).
-  std::vector<double> carry_measurements(const LocalLeaves<C>& old, const std::vector<double>& old_measured) const {
-    std::vector<double> m(leaves_.size(), 0.0);
-    if constexpr (detail::MeasuredMetric<Metric>) {
-      std::size_t j = 0;
-      for (std::size_t i = 0; i < leaves_.size(); ++i) {
-        while (j < old.size() && old.starts_[j] < leaves_.starts_[i]) ++j;
-        if (j < old.size() && old.starts_[j] == leaves_.starts_[i] && old.levels_[j] == leaves_.levels_[i])
-          m[i] = old_measured[j];
-      }
-    }
-    return m;
-  }
-
-  /// With load::Measured, the ranks agree on the unit: when any rank has timed a leaf in this
-  /// window, every load is in seconds — timed leaves report their seconds, untimed ones their
-  /// element count times the global seconds per element; otherwise every load is the estimate.
-  /// Collective over comm.
-  void refresh_measured_loads() {
-    if constexpr (detail::MeasuredMetric<Metric>) {
-      std::array<double, 3> mine{0, 0, timed_ ? 1.0 : 0.0}, all{};
-      for (std::size_t i = 0; i < leaves_.size(); ++i)
-        if (measured_[i] > 0) { mine[0] += measured_[i]; mine[1] += static_cast<double>(leaves_.counts_[i]); }
-      boost::mpi::all_reduce(comm_.get(), mine.data(), 3, all.data(), std::plus<double>());
-      if (all[2] == 0) return;
-      const double rate = all[1] > 0 ? all[0] / all[1] : 0;
-      for (std::size_t i = 0; i < leaves_.size(); ++i)
-        loads_[i] = measured_[i] > 0 ? measured_[i] : rate * static_cast<double>(leaves_.counts_[i]);
-    }
+    loads_.estimate(options_.load, leaves_, [this](std::size_t i) { return store_.of_leaf(i); }, comm_.rank());
   }
 
   // ---- agreement: one rank's failure is every rank's, and nothing changes -----------------
@@ -488,10 +437,9 @@ class IrregularDomain {
     ElementStore<Element, C> store;
     map_type map;
     LocalLeaves<C> leaves;
-    std::vector<double> loads, measured;
-    bool timed;
+    LeafLoads<C, Metric> loads;
   };
-  Saved snapshot() const { return Saved{store_, map_, leaves_, loads_, measured_, timed_}; }
+  Saved snapshot() const { return Saved{store_, map_, leaves_, loads_}; }
   /// A snapshot that takes the elements instead of copying them (the caller replaces them).
   Saved snapshot_taking_elements() {
     ElementStore<Element, C> kept(store_.box());
@@ -499,7 +447,7 @@ class IrregularDomain {
     kept.keys = store_.keys;
     kept.pending = store_.pending;
     kept.offsets = store_.offsets;
-    return Saved{std::move(kept), map_, leaves_, loads_, measured_, timed_};
+    return Saved{std::move(kept), map_, leaves_, loads_};
   }
   /// Runs a collective operation; when it fails with an agreed collective_error every rank
   /// restores `saved` and rethrows, so a rejected call leaves the domain as it was.
@@ -512,8 +460,6 @@ class IrregularDomain {
       map_ = std::move(saved.map);
       leaves_ = std::move(saved.leaves);
       loads_ = std::move(saved.loads);
-      measured_ = std::move(saved.measured);
-      timed_ = saved.timed;
       throw;
     }
   }
@@ -533,17 +479,6 @@ class IrregularDomain {
   void reject_invalid(std::span<const Element> elements, const char* who) const {
     if (auto bad = store_.first_invalid(elements, who, comm_.rank())) throw out_of_domain(*bad);
   }
-  /// A quarter of the node's physical memory, shared by the node's ranks, at 64 bytes a leaf.
-  std::size_t default_leaf_budget() const {
-    MPI_Comm node;
-    MPI_Comm_split_type(comm_.get(), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    int node_ranks = 1;
-    MPI_Comm_size(node, &node_ranks);
-    MPI_Comm_free(&node);
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    const double bytes = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 1e9;
-    return static_cast<std::size_t>(std::max(1e6, bytes / 4 / std::max(1, node_ranks) / 64));
-  }
 
   void finish_counters() { migration_global_ = mpi::all_reduce_sum(comm_.get(), migration_); }
 
@@ -553,10 +488,9 @@ class IrregularDomain {
   options_type options_;
   map_type map_{};
   LocalLeaves<C> leaves_;
-  std::vector<double> loads_, measured_;
+  LeafLoads<C, Metric> loads_;
   mpi::MigrationCounters migration_{}, migration_global_{};
   BuildProfile profile_{};
-  bool timed_ = false;
   std::size_t max_leaves_ = 0;
 };
 

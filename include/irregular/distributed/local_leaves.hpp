@@ -15,6 +15,9 @@
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
 
+#include <mpi.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -82,6 +85,23 @@ struct HnodeKey {
                        " leaves on one rank (the leaf budget); a condition that always splits? Raise "
                        "DomainOptions::max_leaves_per_rank if the tree is meant to be this large");
 }
+
+}  // namespace detail
+
+/// The default leaf budget of one rank: a quarter of the node's physical memory, shared by the
+/// ranks on the node, at 64 bytes a leaf (at least 10^6). Collective over comm.
+inline std::size_t default_leaf_budget(const boost::mpi::communicator& comm) {
+  MPI_Comm node;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int node_ranks = 1;
+  MPI_Comm_size(node, &node_ranks);
+  MPI_Comm_free(&node);
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  const double bytes = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 1e9;
+  return static_cast<std::size_t>(std::max(1e6, bytes / 4 / std::max(1, node_ranks) / 64));
+}
+
+namespace detail {
 
 template <class Index>
 std::uint64_t count_in(std::span<const Index> keys, IndexInterval<Index> iv) {
