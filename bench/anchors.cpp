@@ -7,6 +7,7 @@
 #include <irregular/irregular.hpp>
 #include <irregular/distributed/partition_points.hpp>
 #include <irregular/tree/partition_points.hpp>
+#include "detail/timing.hpp"
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
@@ -38,12 +39,11 @@ namespace {
 
 namespace irr = irregular;
 namespace mpi = boost::mpi;
+using bench::max_over;
+using bench::median;
+using bench::now_s;
 using Curve = irr::curve::Hilbert<2>;
 using Pt = std::array<double, 2>;
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // This thread's CPU seconds: on a shared machine, wall time includes time the rank was not
 // scheduled; CPU time does not (but it does include MPI's polling while waiting for a partner).
@@ -51,17 +51,6 @@ double cpu_now_s() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
-double max_over(const mpi::communicator& comm, double x) {
-  double m = 0;
-  mpi::all_reduce(comm, x, m, mpi::maximum<double>());
-  return m;
 }
 
 // Half uniform in the unit square, half in 3 Gaussian clusters (sigma 0.05, clamped); weight 4

@@ -7,6 +7,7 @@
 //   --sort: only 10^7 2D points on the Morton curve, 5 timed repeats (the sort-phase study).
 #include <irregular/irregular.hpp>
 #include <irregular/tree/detail/radix_sort.hpp>
+#include "detail/timing.hpp"
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
@@ -28,24 +29,12 @@ namespace {
 
 namespace irr = irregular;
 namespace mpi = boost::mpi;
+using bench::max_over;
+using bench::median;
+using bench::now_s;
 
 bool g_csv = false;
 volatile std::size_t g_sink = 0;
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
-double max_over(const mpi::communicator& comm, double x) {
-  double m = 0;
-  mpi::all_reduce(comm, x, m, mpi::maximum<double>());
-  return m;
-}
 
 template <int D>
 struct Point {

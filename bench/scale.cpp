@@ -460,12 +460,14 @@ int main(int argc, char** argv) {
     for (int f = 0; f < fields; ++f) v[f] = at(r, k, f);
     return bytes_of(v);
   };
-  // Bytes (in + out) per MPI function, max over ranks: where the volume comes from.
-  const auto fn_bytes = [&](std::size_t k) {
+  // "Name:max" per MPI function, max over ranks, from the counters at `first` (calls, or bytes
+  // in + out: where the volume comes from); polls are left out of the calls.
+  const auto per_function = [&](std::size_t k, int first, bool skip_polls) {
     std::string s;
     for (int f = 0; f < pc::Fn::count; ++f) {
+      if (skip_polls && pc::is_poll(f)) continue;
       std::uint64_t mx = 0;
-      for (int r = 0; r < p; ++r) mx = std::max(mx, at(r, k, int{nstats} + int{pc::Fn::count} + f));
+      for (int r = 0; r < p; ++r) mx = std::max(mx, at(r, k, first + f));
       if (mx == 0) continue;
       if (!s.empty()) s += ' ';
       s += pc::names[f];
@@ -474,20 +476,8 @@ int main(int argc, char** argv) {
     }
     return s.empty() ? std::string("-") : s;
   };
-  const auto fn_calls = [&](std::size_t k) {
-    std::string s;
-    for (int f = 0; f < pc::Fn::count; ++f) {
-      if (pc::is_poll(f)) continue;
-      std::uint64_t mx = 0;
-      for (int r = 0; r < p; ++r) mx = std::max(mx, at(r, k, nstats + f));
-      if (mx == 0) continue;
-      if (!s.empty()) s += ' ';
-      s += pc::names[f];
-      s += ':';
-      s += std::to_string(mx);
-    }
-    return s.empty() ? std::string("-") : s;
-  };
+  const auto fn_bytes = [&](std::size_t k) { return per_function(k, int{nstats} + int{pc::Fn::count}, false); };
+  const auto fn_calls = [&](std::size_t k) { return per_function(k, int{nstats}, true); };
 
   if (o.csv) {
     if (o.header)

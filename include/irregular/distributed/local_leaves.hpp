@@ -110,6 +110,41 @@ std::uint64_t count_in(std::span<const Index> keys, IndexInterval<Index> iv) {
   return static_cast<std::uint64_t>(b - a);
 }
 
+/// Global element counts of the hnodes whose elements may lie on several ranks: each rank's
+/// counts of all of them, summed in one all_reduce (the same hnode list on every rank).
+template <SpaceFillingCurve C>
+class SharedCounts {
+  using I = typename C::index_type;
+  using Key = HnodeKey<I>;
+
+ public:
+  SharedCounts(const boost::mpi::communicator& comm, std::vector<Key> hnodes, std::span<const I> sorted_keys)
+      : hnodes_(std::move(hnodes)) {
+    std::sort(hnodes_.begin(), hnodes_.end());
+    hnodes_.erase(std::unique(hnodes_.begin(), hnodes_.end()), hnodes_.end());
+    std::vector<std::uint64_t> local(hnodes_.size());
+    global_.resize(hnodes_.size());
+    for (std::size_t i = 0; i < hnodes_.size(); ++i) {
+      const I w = curve::detail_interval::span<C>(C::max_level - hnodes_[i].level);
+      local[i] = count_in<I>(sorted_keys, {hnodes_[i].start, hnodes_[i].start + w});
+    }
+    if (!hnodes_.empty())
+      boost::mpi::all_reduce(comm, local.data(), static_cast<int>(local.size()), global_.data(),
+                             std::plus<std::uint64_t>());
+  }
+  [[nodiscard]] bool empty() const noexcept { return hnodes_.empty(); }
+  /// The global count of hnode (level, start), or nullptr when it is not shared.
+  [[nodiscard]] const std::uint64_t* find(int level, I start) const {
+    const auto it = std::lower_bound(hnodes_.begin(), hnodes_.end(), Key{level, start});
+    if (it == hnodes_.end() || it->level != level || it->start != start) return nullptr;
+    return &global_[static_cast<std::size_t>(it - hnodes_.begin())];
+  }
+
+ private:
+  std::vector<Key> hnodes_;
+  std::vector<std::uint64_t> global_;
+};
+
 }  // namespace detail
 
 /// Builds this rank's leaves of the global H-Tree defined by `condition` (a count-based
@@ -138,23 +173,16 @@ LocalLeaves<C> construct_leaves(const boost::mpi::communicator& comm,
       straddling.push_back({level, b / w * w});
     }
   }
-  std::sort(straddling.begin(), straddling.end());
-  straddling.erase(std::unique(straddling.begin(), straddling.end()), straddling.end());
-  std::vector<std::uint64_t> local(straddling.size()), global(straddling.size());
-  for (std::size_t i = 0; i < straddling.size(); ++i)
-    local[i] = detail::count_in<I>(sorted_keys, {straddling[i].start, straddling[i].start + span_at(straddling[i].level)});
-  if (!straddling.empty())
-    boost::mpi::all_reduce(comm, local.data(), static_cast<int>(local.size()), global.data(),
-                           std::plus<std::uint64_t>());
+  const detail::SharedCounts<C> shared(comm, std::move(straddling), sorted_keys);
 
   const IndexInterval<I> own{bounds[static_cast<std::size_t>(comm.rank())],
                              bounds[static_cast<std::size_t>(comm.rank()) + 1]};
   LocalLeaves<C> out;
   auto count = [&](const Cell<C::dim>& cell, IndexInterval<I> iv) -> std::uint64_t {
     if (own.contains(iv)) return detail::count_in<I>(sorted_keys, iv);
-    const auto it = std::lower_bound(straddling.begin(), straddling.end(), Key{cell.level, iv.start});
-    IRREGULAR_ASSERT(it != straddling.end() && it->level == cell.level && it->start == iv.start);
-    return global[static_cast<std::size_t>(it - straddling.begin())];
+    const auto* g = shared.find(cell.level, iv.start);
+    IRREGULAR_ASSERT(g != nullptr);
+    return *g;
   };
   auto emit = [&](const Cell<C::dim>& cell, I start) {
     if (out.size() == max_leaves) detail::leaf_budget_exceeded(max_leaves);
@@ -186,9 +214,9 @@ LocalLeaves<typename M::curve_type> construct_leaves(const boost::mpi::communica
     const auto span_at = [](int level) { return curve::detail_interval::span<C>(C::max_level - level); };
     const int me = comm.rank();
     // Shared hnodes in curve order (depth first), with the single holder of every other child.
-    std::vector<Key> shared;
+    std::vector<Key> found;
     auto enumerate = [&](auto&& self, int level, I start) -> void {
-      shared.push_back({level, start});
+      found.push_back({level, start});
       if (level == C::max_level) return;
       const I w = span_at(level + 1);
       for (int k = 0; k < children; ++k) {
@@ -198,19 +226,9 @@ LocalLeaves<typename M::curve_type> construct_leaves(const boost::mpi::communica
     };
     const bool root_shared = comm.size() > 1 && map.holders({I{0}, span_at(0)}).size() > 1;
     if (root_shared) enumerate(enumerate, 0, I{0});
-    std::sort(shared.begin(), shared.end());
-    std::vector<std::uint64_t> local(shared.size()), global(shared.size());
-    for (std::size_t i = 0; i < shared.size(); ++i)
-      local[i] = detail::count_in<I>(sorted_keys, {shared[i].start, shared[i].start + span_at(shared[i].level)});
-    if (!shared.empty())
-      boost::mpi::all_reduce(comm, local.data(), static_cast<int>(local.size()), global.data(),
-                             std::plus<std::uint64_t>());
+    const detail::SharedCounts<C> shared(comm, std::move(found), sorted_keys);
     LocalLeaves<C> out;
-    const auto global_count = [&](int level, I start) -> const std::uint64_t* {
-      const auto it = std::lower_bound(shared.begin(), shared.end(), Key{level, start});
-      if (it == shared.end() || it->level != level || it->start != start) return nullptr;
-      return &global[static_cast<std::size_t>(it - shared.begin())];
-    };
+    const auto global_count = [&](int level, I start) { return shared.find(level, start); };
     const auto count = [&](const Cell<C::dim>& cell, IndexInterval<I> iv) -> std::uint64_t {
       if (const auto* g = global_count(cell.level, iv.start)) return *g;
       return detail::count_in<I>(sorted_keys, iv);

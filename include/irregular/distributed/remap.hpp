@@ -50,10 +50,8 @@ mpi::MigrationCounters place(const boost::mpi::communicator& comm, const M& map,
     detail::sort_by_key(elements, keys);
     return {};
   }
-  auto sent = migrate<typename M::curve_type>(comm, leaf_dest, elem_dest, leaves, payload, elements, keys,
-                                              std::forward<KeyOf>(key_of), tag);
-  detail::sort_by_key(elements, keys);  // no-op unless one rank (migrate returns early then)
-  return sent;
+  return migrate<typename M::curve_type>(comm, leaf_dest, elem_dest, leaves, payload, elements, keys,
+                                        std::forward<KeyOf>(key_of), tag);  // sorts what it returns
 }
 
 /// Every rank's leaves that map's part boundaries cut (replicated, in rank order; O(p) for
