@@ -1,0 +1,136 @@
+// Fault prevention (baiardi-collecting-remote-data §3.2): each owner applies the inverse stencil
+// to its own leaves and sends, unasked, every leaf that another rank may read, knowing only the
+// replicated ownership map. Safe (no needed leaf is missed) and approximate: the surplus is
+// counted as useless leaves.
+#pragma once
+
+#include <irregular/distributed/ghost_collection.hpp>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+namespace irregular::ghost {
+
+namespace detail_fp {
+
+/// Every offset v != 0 with each v_d between 0 and o_d for some inverse offset o: where readers
+/// finer than a leaf may sit, in units of the leaf's own size (a finer reader's stencil reaches a
+/// fraction of the coarse offset).
+template <Stencil S>
+std::vector<std::array<int, static_cast<std::size_t>(S::dim)>> hull_offsets() {
+  constexpr auto D = static_cast<std::size_t>(S::dim);
+  std::vector<std::array<int, D>> out;
+  for (const auto& o : S::inverse_offsets) {
+    std::array<int, D> v{};
+    for (std::size_t d = 0; d < D; ++d) v[d] = std::min(0, o[d]);
+    while (true) {
+      if (std::any_of(v.begin(), v.end(), [](int x) { return x != 0; })) out.push_back(v);
+      std::size_t d = 0;
+      while (d < D && ++v[d] > std::max(0, o[d])) v[d] = std::min(0, o[d]), ++d;
+      if (d == D) break;
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+/// Calls f(cell) for c shifted by each offset (at c's level), wrapping periodic axes and
+/// dropping cells outside the domain along the others.
+template <SpaceFillingCurve C, class Offsets, class F>
+void for_each_shift(const Cell<C::dim>& c, const Offsets& offsets, Periodicity<C::dim> per, F&& f) {
+  const auto n = static_cast<std::int64_t>(detail::axis_cells<C>(c.level));
+  for (const auto& o : offsets) {
+    Cell<C::dim> nb;
+    nb.level = c.level;
+    bool inside = true;
+    for (std::size_t d = 0; d < static_cast<std::size_t>(C::dim) && inside; ++d) {
+      std::int64_t x = static_cast<std::int64_t>(c.anchor[d]) + o[d];
+      if (x < 0 || x >= n) {
+        inside = per[d];
+        x = ((x % n) + n) % n;
+      }
+      nb.anchor[d] = static_cast<coord_t>(x);
+    }
+    if (inside) f(nb);
+  }
+}
+
+}  // namespace detail_fp
+
+struct FaultPrevention {
+  [[nodiscard]] static constexpr const char* name() noexcept { return "fault prevention"; }
+
+  /// Collective over in.comm.
+  template <Stencil S, SpaceFillingCurve C, OwnershipMap M>
+  GhostLayer<C> collect(const CollectionInput<C, M>& in) const {
+    const auto t0 = std::chrono::steady_clock::now();
+    const int me = in.comm.rank(), p = in.comm.size();
+    const auto& leaves = in.leaves;
+    const auto& map = in.map;
+    static const auto hull = detail_fp::hull_offsets<S>();
+    const detail_ghost::Boundary<C> boundary(map, me, leaves, detail_ghost::reach<S>());
+    // A cell a coarser reader would be: whole on one rank when the map is exact about it.
+    auto coarse_readers = [&](const Cell<C::dim>& cell, std::vector<int>& out) {
+      detail_fp::for_each_shift<C>(cell, S::inverse_offsets, in.periodic, [&](const Cell<C::dim>& nb) {
+        const auto h = map.holders(curve::hnode_interval<C>(nb));
+        if (M::contiguous_segments && h.size() != 1) return;  // no leaf has this cell
+        for (int r : h)
+          if (r != me) out.push_back(r);
+      });
+    };
+    // Readers coarser than a private root are the same for every leaf in it: found once per root.
+    std::vector<std::vector<int>> root_readers;
+    std::vector<char> root_done;
+    std::vector<std::vector<std::size_t>> sends(static_cast<std::size_t>(p));
+    std::vector<int> ranks;
+    for (std::size_t i = 0; i < leaves.size(); ++i) {
+      const int level = leaves.levels()[i];
+      if (!in.options.levels.contains(level)) continue;
+      const auto cell = leaves.cell(i);
+      ranks.clear();
+      if ((S::same_level || S::coarser) && !boundary.interior(i, cell)) {
+        auto same_or_finer = [&](const Cell<C::dim>& nb) {
+          const auto h = map.holders(curve::hnode_interval<C>(nb));
+          if (!S::coarser && M::contiguous_segments && h.size() != 1) return;
+          for (int r : h)
+            if (r != me) ranks.push_back(r);
+        };
+        if constexpr (S::coarser) detail_fp::for_each_shift<C>(cell, hull, in.periodic, same_or_finer);
+        else detail_fp::for_each_shift<C>(cell, S::inverse_offsets, in.periodic, same_or_finer);
+      }
+      if constexpr (S::finer) {
+        int floor = 0;  // levels below this are the root's ancestors
+        if (boundary.known()) {
+          const std::size_t k = boundary.root_of(i);
+          floor = boundary.root(k).level;
+          if (root_readers.size() <= k) root_readers.resize(k + 1), root_done.resize(k + 1, 0);
+          if (!root_done[k]) {
+            root_done[k] = 1;
+            auto a = boundary.root(k);
+            while (a.level > 0) {
+              a = detail::parent_of<C::dim, C::arity>(a);
+              coarse_readers(a, root_readers[k]);
+            }
+          }
+          ranks.insert(ranks.end(), root_readers[k].begin(), root_readers[k].end());
+        }
+        auto a = cell;
+        while (a.level > floor) {
+          a = detail::parent_of<C::dim, C::arity>(a);
+          if (!boundary.interior(i, a)) coarse_readers(a, ranks);
+        }
+      }
+      std::sort(ranks.begin(), ranks.end());
+      ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+      for (int r : ranks) sends[static_cast<std::size_t>(r)].push_back(i);
+    }
+    std::vector<std::pair<int, typename GhostLayer<C>::Record>> arrived;
+    return detail_ghost::finish<C, S>(in, sends, arrived, &GhostStats::prevention, GhostStats{}, t0);
+  }
+};
+
+}  // namespace irregular::ghost

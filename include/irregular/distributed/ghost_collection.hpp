@@ -1,0 +1,227 @@
+// What every remote-data collection strategy shares (baiardi-collecting-remote-data §3–4): the
+// options, the GhostStrategy concept, the boundary test that lets interior leaves skip all work,
+// the phase that ships ghost records and assembles the GhostLayer, and the count of useless ghosts.
+#pragma once
+
+#include <irregular/core/cell.hpp>
+#include <irregular/core/concepts.hpp>
+#include <irregular/curve/interval.hpp>
+#include <irregular/distributed/ghost_layer.hpp>
+#include <irregular/distributed/local_leaves.hpp>
+#include <irregular/distributed/ownership_map.hpp>
+#include <irregular/mpi/merged_exchange.hpp>
+#include <irregular/tree/contact.hpp>
+#include <irregular/tree/detail/curve_math.hpp>
+#include <irregular/tree/detail/linear_tree.hpp>
+#include <irregular/tree/neighbours.hpp>
+#include <irregular/tree/stencil.hpp>
+
+#include <boost/mpi/communicator.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace irregular {
+
+/// Options of one collection.
+struct GhostOptions {
+  LevelRange levels{};                  ///< only ghosts whose level lies here
+  Contact contact = Contact::stencil;   ///< keep only ghosts in this contact with a reader
+  mpi::MergeOptions merge{};            ///< message merging (b) and termination detection
+};
+
+/// The cached outcome of the replicated-H-Tree extension phase of informed fault prevention
+/// (§3.3): which boundary leaves this rank told each partner about, and which reader leaves each
+/// partner told this rank about. Kept across collections until the tree or the map changes;
+/// then only the difference travels (creations and invalidations).
+template <SpaceFillingCurve C>
+struct ExtensionCache {
+  using Key = detail::HnodeKey<typename C::index_type>;
+  std::map<int, std::vector<Key>> told;   ///< partner -> own leaves sent to it (sorted)
+  std::map<int, std::vector<Key>> heard;  ///< source -> its leaves that may read ours (sorted)
+  std::uint64_t generation = 0;
+  bool valid = false;
+};
+
+/// Everything a strategy reads. Tags tag .. tag+2 are the strategy's.
+template <SpaceFillingCurve C, OwnershipMap M>
+struct CollectionInput {
+  const boost::mpi::communicator& comm;
+  const LocalLeaves<C>& leaves;
+  const M& map;
+  Periodicity<C::dim> periodic;
+  GhostOptions options;
+  std::uint64_t generation;
+  ExtensionCache<C>& extension;
+  int tag;
+};
+
+/// A remote-data collection strategy: `name()` and
+/// `collect<Stencil>(const CollectionInput<C, M>&) -> GhostLayer<C>`, collective over the
+/// input's communicator (ghost::RequestAnswer, ghost::FaultPrevention,
+/// ghost::InformedFaultPrevention, ghost::ByName).
+template <class G>
+concept GhostStrategy = std::default_initializable<G> && requires(const G& g) {
+  { g.name() } -> std::convertible_to<const char*>;
+};
+
+namespace detail_ghost {
+
+template <class Index>
+using Key = detail::HnodeKey<Index>;
+
+/// The largest |offset| of a stencil along any axis: how far from a leaf its reads reach.
+template <Stencil S>
+constexpr int reach() {
+  int r = 0;
+  for (const auto& o : S::offsets)
+    for (int x : o) r = std::max(r, x < 0 ? -x : x);
+  return r;
+}
+
+/// Whether a leaf's reach stays inside the rank's own private H-Trees: then every cell it reads
+/// and every same-level or finer cell that reads it is local, and it takes no part in a
+/// collection. Only maps with contiguous segments know their private roots; under other maps
+/// every leaf counts as boundary (correct, slower).
+template <SpaceFillingCurve C>
+class Boundary {
+ public:
+  template <OwnershipMap M>
+  Boundary(const M& map, int me, const LocalLeaves<C>& leaves, int reach) : reach_(reach) {
+    if constexpr (M::contiguous_segments) {
+      roots_ = map.private_roots(me);
+      root_of_.resize(leaves.size());
+      std::size_t k = 0;
+      for (std::size_t i = 0; i < leaves.size(); ++i) {
+        while (k < roots_.size() && !curve::hnode_interval<C>(roots_[k]).contains(leaves.starts()[i])) ++k;
+        root_of_[i] = k;  // == roots_.size() when not inside (cannot happen after a build)
+      }
+      known_ = true;
+    }
+  }
+  /// Whether `cell` (leaf i or one of its ancestors) dilated by the reach lies in leaf i's root.
+  [[nodiscard]] bool interior(std::size_t i, const Cell<C::dim>& cell) const {
+    if (!known_ || root_of_[i] >= roots_.size()) return false;
+    const auto& root = roots_[root_of_[i]];
+    if (cell.level < root.level) return false;
+    const coord_t scale = detail::axis_cells<C>(cell.level - root.level);
+    for (std::size_t d = 0; d < static_cast<std::size_t>(C::dim); ++d) {
+      const coord_t lo = root.anchor[d] * scale, hi = lo + scale, r = static_cast<coord_t>(reach_);
+      if (cell.anchor[d] < lo + r || cell.anchor[d] + r >= hi) return false;
+    }
+    return true;
+  }
+  [[nodiscard]] bool known() const noexcept { return known_; }
+  /// Index of leaf i's private root (known() only).
+  [[nodiscard]] std::size_t root_of(std::size_t i) const { return root_of_[i]; }
+  [[nodiscard]] const Cell<C::dim>& root(std::size_t k) const { return roots_[k]; }
+
+ private:
+  std::vector<Cell<C::dim>> roots_;
+  std::vector<std::size_t> root_of_;
+  int reach_;
+  bool known_ = false;
+};
+
+/// Whether a leaf at level `ghost` may be read by a leaf at `reader` under S's level flags.
+template <Stencil S>
+constexpr bool level_reads(int reader, int ghost) noexcept {
+  return ghost == reader ? S::same_level : (ghost < reader ? S::coarser : S::finer);
+}
+
+/// Leaves of a sorted disjoint sequence that `reader` reads under S (levels and contact),
+/// appended to out (sorted, unique).
+template <SpaceFillingCurve C, Stencil S>
+void read_by(std::span<const typename C::index_type> starts, std::span<const std::uint8_t> levels,
+             const Cell<C::dim>& reader, Periodicity<C::dim> per, Contact contact, LevelRange range,
+             std::vector<std::size_t>& out) {
+  out.clear();
+  neighbours_of_cell<C, S>(starts, levels, reader, per, out);
+  std::erase_if(out, [&](std::size_t j) {
+    return !range.contains(levels[j]) ||
+           !in_contact<C>(reader, detail::cell_at<C>(starts[j], levels[j]), contact, per);
+  });
+}
+
+/// Ranks other than me that hold data meeting a cell, appended to out.
+template <OwnershipMap M>
+void remote_holders(const M& map, const Cell<M::curve_type::dim>& c, int me, std::vector<int>& out) {
+  for (int r : map.holders(curve::hnode_interval<typename M::curve_type>(c)))
+    if (r != me) out.push_back(r);
+}
+
+/// The last phase of every strategy once the send lists are known: records of the listed local
+/// leaves travel to their partners (one merged exchange), or arrived already (request/answer);
+/// the received records of each source are sorted and made unique (the owner's send order), the
+/// layer is assembled, and the ghosts no boundary leaf reads are counted as useless.
+template <SpaceFillingCurve C, Stencil S, OwnershipMap M>
+GhostLayer<C> finish(const CollectionInput<C, M>& in, std::vector<std::vector<std::size_t>>& sends,
+                     std::vector<std::pair<int, typename GhostLayer<C>::Record>>& arrived, GhostPhase GhostStats::*record_phase,
+                     GhostStats stats, std::chrono::steady_clock::time_point t0) {
+  using Record = typename GhostLayer<C>::Record;
+  const int me = in.comm.rank();
+  const auto& leaves = in.leaves;
+  if (record_phase != nullptr) {  // owner-driven: send the records now
+    mpi::MergedExchange<Record> ex(in.comm, in.tag + 2, in.options.merge);
+    for (std::size_t r = 0; r < sends.size(); ++r) {
+      auto& s = sends[r];
+      if (static_cast<int>(r) == me) continue;
+      std::sort(s.begin(), s.end());
+      s.erase(std::unique(s.begin(), s.end()), s.end());
+      for (std::size_t i : s) ex.send(static_cast<int>(r), Record{leaves.starts()[i], leaves.counts()[i], leaves.levels()[i]});
+      stats.leaves_sent += s.size();
+      ex.poll([&](int src, std::span<const Record> got) {
+        for (const auto& g : got) arrived.emplace_back(src, g);
+      });
+    }
+    ex.finish([&](int src, std::span<const Record> got) {
+      for (const auto& g : got) arrived.emplace_back(src, g);
+    });
+    stats.*record_phase += GhostPhase{ex.stats().messages_sent, ex.stats().bytes_sent};
+  }
+  std::sort(arrived.begin(), arrived.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second.start < b.second.start;
+  });
+  arrived.erase(std::unique(arrived.begin(), arrived.end(),
+                            [](const auto& a, const auto& b) { return a.first == b.first && a.second.start == b.second.start; }),
+                arrived.end());
+  std::vector<int> sources;
+  std::vector<std::size_t> offsets{0};
+  std::vector<Record> records;
+  records.reserve(arrived.size());
+  for (const auto& [src, rec] : arrived) {
+    if (sources.empty() || sources.back() != src) {
+      if (!sources.empty()) offsets.push_back(records.size());
+      sources.push_back(src);
+    }
+    records.push_back(rec);
+  }
+  if (!sources.empty()) offsets.push_back(records.size());
+  auto layer = GhostLayer<C>::assemble(me, sends, sources, offsets, records, in.generation);
+
+  // Useless ghosts: read by no local leaf (only boundary leaves can read a ghost).
+  std::vector<char> read(layer.size(), 0);
+  if (layer.size() > 0) {
+    const Boundary<C> boundary(in.map, me, leaves, reach<S>());
+    std::vector<std::size_t> ids;
+    for (std::size_t i = 0; i < leaves.size(); ++i) {
+      const auto cell = leaves.cell(i);
+      if (boundary.interior(i, cell)) continue;
+      read_by<C, S>(layer.starts(), layer.levels(), cell, in.periodic, in.options.contact, in.options.levels, ids);
+      for (std::size_t g : ids) read[g] = 1;
+    }
+  }
+  for (char r : read) stats.leaves_useless += r == 0;
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  layer.stats() = stats;
+  return layer;
+}
+
+}  // namespace detail_ghost
+}  // namespace irregular

@@ -1,0 +1,360 @@
+// GhostLayer: read-only copies of the remote leaves that the local leaves read under a stencil,
+// with the cached schedule that refreshes their values (exchange) and sends contributions back
+// (accumulate). baiardi-collecting-remote-data §3: what every collection strategy produces.
+#pragma once
+
+#include <irregular/core/assert.hpp>
+#include <irregular/core/cell.hpp>
+#include <irregular/core/concepts.hpp>
+#include <irregular/core/error.hpp>
+#include <irregular/core/index.hpp>
+#include <irregular/curve/interval.hpp>
+#include <irregular/mpi/transport.hpp>
+#include <irregular/tree/detail/curve_math.hpp>
+
+#include <boost/mpi/communicator.hpp>
+#include <boost/mpi/nonblocking.hpp>
+#include <boost/serialization/vector.hpp>
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace irregular {
+
+/// The leaf levels a collection gathers: ghosts whose level lies in [min, max]
+/// (a multigrid operator on one level collects that level only).
+struct LevelRange {
+  int min = 0;
+  int max = INT_MAX;
+  [[nodiscard]] constexpr bool contains(int level) const noexcept { return level >= min && level <= max; }
+  [[nodiscard]] static constexpr LevelRange all() noexcept { return {}; }
+  [[nodiscard]] static constexpr LevelRange only(int level) noexcept { return {level, level}; }
+  friend constexpr bool operator==(const LevelRange&, const LevelRange&) = default;
+};
+
+/// Messages and bytes this rank sent in one phase of a collection (self-delivery not counted).
+struct GhostPhase {
+  std::uint64_t messages = 0;
+  std::uint64_t bytes = 0;
+  GhostPhase& operator+=(const GhostPhase& o) noexcept {
+    messages += o.messages;
+    bytes += o.bytes;
+    return *this;
+  }
+  friend bool operator==(const GhostPhase&, const GhostPhase&) = default;
+};
+
+/// What one collection cost, per rank (all_reduce_sum gives the totals): the numbers the
+/// papers' comparison of the strategies is made of.
+struct GhostStats {
+  GhostPhase extension;   ///< informed fault prevention: boundary leaves told to the neighbours
+  GhostPhase prevention;  ///< fault prevention: leaves sent unasked
+  GhostPhase request;     ///< request/answer: the requests
+  GhostPhase answer;      ///< request/answer: the answers
+  GhostPhase values;      ///< the first fill of the ghost values (the same for every strategy)
+  std::uint64_t extension_records = 0;  ///< boundary-leaf creations and invalidations sent
+  std::uint64_t leaves_sent = 0;        ///< ghost leaves this rank sent to others
+  std::uint64_t leaves_useless = 0;     ///< ghosts this rank received that no local leaf reads
+  double seconds = 0;                   ///< wall time of the collection on this rank
+
+  /// Collection messages (extension, prevention, request, answer), values excluded.
+  [[nodiscard]] std::uint64_t messages() const noexcept {
+    return extension.messages + prevention.messages + request.messages + answer.messages;
+  }
+  [[nodiscard]] std::uint64_t bytes() const noexcept {
+    return extension.bytes + prevention.bytes + request.bytes + answer.bytes;
+  }
+  friend bool operator==(const GhostStats&, const GhostStats&) = default;
+};
+
+/// Sum over the ranks (seconds: the slowest rank), on every rank. Collective over comm.
+inline GhostStats all_reduce_sum(const boost::mpi::communicator& comm, const GhostStats& s) {
+  std::uint64_t v[13] = {s.extension.messages, s.extension.bytes, s.prevention.messages, s.prevention.bytes,
+                         s.request.messages,   s.request.bytes,   s.answer.messages,     s.answer.bytes,
+                         s.values.messages,    s.values.bytes,    s.extension_records,   s.leaves_sent,
+                         s.leaves_useless};
+  std::uint64_t g[13];
+  MPI_Allreduce(v, g, 13, MPI_UINT64_T, MPI_SUM, comm);
+  GhostStats r;
+  r.extension = {g[0], g[1]};
+  r.prevention = {g[2], g[3]};
+  r.request = {g[4], g[5]};
+  r.answer = {g[6], g[7]};
+  r.values = {g[8], g[9]};
+  r.extension_records = g[10];
+  r.leaves_sent = g[11];
+  r.leaves_useless = g[12];
+  MPI_Allreduce(&s.seconds, &r.seconds, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return r;
+}
+
+/// An exchange or accumulate called after the tree or the map changed, without a new collection.
+class stale_ghosts : public error {
+ public:
+  using error::error;
+};
+
+/// The ghost leaves of one rank (sorted by start, disjoint from the local leaves) and the
+/// schedule that moves their values: which local leaves go to which partner, and which ghosts
+/// come from which owner, in the order the owner sends them.
+template <SpaceFillingCurve C>
+class GhostLayer {
+ public:
+  using curve_type = C;
+  using index_type = typename C::index_type;
+
+  /// One ghost leaf as an owner announces it: its space and its element count.
+  struct Record {
+    index_type start;
+    std::uint64_t count;
+    std::uint8_t level;
+  };
+
+  // ---- the ghost leaves ----------------------------------------------------------------------
+  [[nodiscard]] std::size_t size() const noexcept { return starts_.size(); }
+  [[nodiscard]] std::span<const index_type> starts() const noexcept { return starts_; }
+  [[nodiscard]] std::span<const std::uint8_t> levels() const noexcept { return levels_; }
+  [[nodiscard]] std::span<const std::uint64_t> counts() const noexcept { return counts_; }
+  /// The rank that owns ghost g.
+  [[nodiscard]] std::span<const int> owners() const noexcept { return owners_; }
+  [[nodiscard]] Cell<C::dim> cell(std::size_t g) const { return detail::cell_at<C>(starts_[g], levels_[g]); }
+  [[nodiscard]] IndexInterval<index_type> interval(std::size_t g) const {
+    return {starts_[g], starts_[g] + detail::span_at<C>(levels_[g])};
+  }
+  /// Ghost whose interval contains finest index i, or size() when none does.
+  [[nodiscard]] std::size_t find(index_type i) const noexcept {
+    auto it = std::upper_bound(starts_.begin(), starts_.end(), i);
+    if (it == starts_.begin()) return size();
+    const auto g = static_cast<std::size_t>(it - starts_.begin()) - 1;
+    return interval(g).contains(i) ? g : size();
+  }
+
+  /// Whether a collection made this layer; `generation()` is the domain generation it is valid for.
+  [[nodiscard]] bool collected() const noexcept { return collected_; }
+  [[nodiscard]] std::uint64_t generation() const noexcept { return generation_; }
+  [[nodiscard]] const GhostStats& stats() const noexcept { return stats_; }
+  GhostStats& stats() noexcept { return stats_; }
+
+  // ---- the schedule --------------------------------------------------------------------------
+  /// Partners this rank sends to, and the local leaves each gets (ascending).
+  [[nodiscard]] std::span<const int> send_ranks() const noexcept { return send_ranks_; }
+  [[nodiscard]] std::span<const std::size_t> send_leaves(std::size_t k) const noexcept {
+    return std::span<const std::size_t>(send_leaves_).subspan(send_offsets_[k], send_offsets_[k + 1] - send_offsets_[k]);
+  }
+  /// Owners this rank receives from, and the ghosts each fills, in the owner's send order.
+  [[nodiscard]] std::span<const int> recv_ranks() const noexcept { return recv_ranks_; }
+  [[nodiscard]] std::span<const std::size_t> recv_ghosts(std::size_t k) const noexcept {
+    return std::span<const std::size_t>(recv_ghosts_).subspan(recv_offsets_[k], recv_offsets_[k + 1] - recv_offsets_[k]);
+  }
+
+  /// Assembles a layer from what a collection decided: `sends[r]` the local leaves for rank r
+  /// (any order, duplicates allowed), and the records received from each source (sources
+  /// ascending, records of one source in the order that source's send list has, i.e. by start).
+  static GhostLayer assemble(int me, std::vector<std::vector<std::size_t>>& sends, std::span<const int> sources,
+                             std::span<const std::size_t> source_offsets, std::span<const Record> records,
+                             std::uint64_t generation) {
+    GhostLayer g;
+    g.collected_ = true;
+    g.generation_ = generation;
+    for (std::size_t r = 0; r < sends.size(); ++r) {
+      auto& s = sends[r];
+      if (static_cast<int>(r) == me || s.empty()) continue;
+      std::sort(s.begin(), s.end());
+      s.erase(std::unique(s.begin(), s.end()), s.end());
+      g.send_ranks_.push_back(static_cast<int>(r));
+      g.send_leaves_.insert(g.send_leaves_.end(), s.begin(), s.end());
+      g.send_offsets_.push_back(g.send_leaves_.size());
+    }
+    // Ghosts in curve order; each source's records keep their arrival order in the schedule.
+    std::vector<std::size_t> order(records.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return records[a].start < records[b].start; });
+    std::vector<std::size_t> ghost_of(records.size());
+    std::vector<int> owner_of_record(records.size());
+    for (std::size_t k = 0; k < sources.size(); ++k)
+      for (std::size_t i = source_offsets[k]; i < source_offsets[k + 1]; ++i) owner_of_record[i] = sources[k];
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const Record& r = records[order[i]];
+      IRREGULAR_ASSERT(i == 0 || records[order[i - 1]].start + detail::span_at<C>(records[order[i - 1]].level) <= r.start);
+      ghost_of[order[i]] = i;
+      g.starts_.push_back(r.start);
+      g.levels_.push_back(r.level);
+      g.counts_.push_back(r.count);
+      g.owners_.push_back(owner_of_record[order[i]]);
+    }
+    for (std::size_t k = 0; k < sources.size(); ++k) {
+      if (source_offsets[k] == source_offsets[k + 1]) continue;
+      g.recv_ranks_.push_back(sources[k]);
+      for (std::size_t i = source_offsets[k]; i < source_offsets[k + 1]; ++i) g.recv_ghosts_.push_back(ghost_of[i]);
+      g.recv_offsets_.push_back(g.recv_ghosts_.size());
+    }
+    return g;
+  }
+
+  // ---- moving values along the schedule ------------------------------------------------------
+
+  /// Sends the values of the scheduled local leaves to their partners and receives the values of
+  /// every ghost: local leaf i's values are local[local_offsets[i] .. local_offsets[i+1]), ghost
+  /// g's land in ghost[ghost_offsets[g] ..). One message per partner, receives straight into
+  /// place when an owner's ghosts are consecutive (contiguous maps). Raw types travel as bytes,
+  /// others serialized. Returns what this rank sent. Collective over comm (among partners).
+  template <class T>
+  GhostPhase exchange(const boost::mpi::communicator& comm, int tag, std::span<const T> local,
+                      std::span<const std::size_t> local_offsets, std::span<T> ghost,
+                      std::span<const std::size_t> ghost_offsets) const {
+    return transfer<T>(comm, tag, Direction::forward, local, local_offsets, ghost, ghost_offsets,
+                       [](T&, const T&) {});
+  }
+
+  /// The reverse: each ghost's values go back to its owner, which combines them into its own
+  /// with op(mine, contribution), partners in rank order, values in schedule order (so the
+  /// result does not depend on arrival order). Collective over comm (among partners).
+  template <class T, class Op>
+  GhostPhase accumulate(const boost::mpi::communicator& comm, int tag, std::span<T> local,
+                        std::span<const std::size_t> local_offsets, std::span<const T> ghost,
+                        std::span<const std::size_t> ghost_offsets, Op&& op) const {
+    return transfer<T>(comm, tag, Direction::reverse, std::span<const T>(ghost), ghost_offsets, local, local_offsets,
+                       op);
+  }
+
+ private:
+  enum class Direction { forward, reverse };
+
+  // Values of a list of leaves packed one after another.
+  template <class T>
+  static void pack(std::span<const std::size_t> ids, std::span<const T> values, std::span<const std::size_t> offsets,
+                   std::vector<T>& out) {
+    for (std::size_t id : ids) out.insert(out.end(), values.begin() + static_cast<std::ptrdiff_t>(offsets[id]),
+                                          values.begin() + static_cast<std::ptrdiff_t>(offsets[id + 1]));
+  }
+  static std::size_t volume(std::span<const std::size_t> ids, std::span<const std::size_t> offsets) {
+    std::size_t n = 0;
+    for (std::size_t id : ids) n += offsets[id + 1] - offsets[id];
+    return n;
+  }
+  // Whether ids are consecutive ascending: their values are one contiguous run.
+  static bool consecutive(std::span<const std::size_t> ids) {
+    for (std::size_t i = 1; i < ids.size(); ++i)
+      if (ids[i] != ids[i - 1] + 1) return false;
+    return true;
+  }
+
+  // Forward: senders are the owners (send lists over local leaves), receivers fill ghosts.
+  // Reverse: senders are the ghost holders (recv lists over ghosts), receivers combine.
+  template <class T, class Combine>
+  GhostPhase transfer(const boost::mpi::communicator& comm, int tag, Direction dir, std::span<const T> from,
+                      std::span<const std::size_t> from_offsets, std::span<T> to,
+                      std::span<const std::size_t> to_offsets, Combine&& combine) const {
+    const bool fwd = dir == Direction::forward;
+    const auto& out_ranks = fwd ? send_ranks_ : recv_ranks_;
+    const auto& in_ranks = fwd ? recv_ranks_ : send_ranks_;
+    auto out_ids = [&](std::size_t k) { return fwd ? send_leaves(k) : recv_ghosts(k); };
+    auto in_ids = [&](std::size_t k) { return fwd ? recv_ghosts(k) : send_leaves(k); };
+    GhostPhase sent;
+    if constexpr (mpi::is_raw_transportable<T>) {
+      MPI_Datatype unit;
+      MPI_Type_contiguous(static_cast<int>(sizeof(T)), MPI_BYTE, &unit);
+      MPI_Type_commit(&unit);
+      std::vector<MPI_Request> requests;
+      requests.reserve(in_ranks.size() + out_ranks.size());
+      // Receives first: in place when the run is contiguous and nothing is combined.
+      std::vector<std::vector<T>> staging(in_ranks.size());
+      for (std::size_t k = 0; k < in_ranks.size(); ++k) {
+        const auto ids = in_ids(k);
+        const std::size_t n = volume(ids, to_offsets);
+        if (n == 0) continue;
+        IRREGULAR_ASSERT(n <= static_cast<std::size_t>(INT_MAX));
+        T* dst;
+        if (fwd && consecutive(ids)) {
+          dst = to.data() + to_offsets[ids.front()];
+        } else {
+          staging[k].resize(n);
+          dst = staging[k].data();
+        }
+        requests.emplace_back();
+        MPI_Irecv(dst, static_cast<int>(n), unit, in_ranks[k], tag, comm, &requests.back());
+      }
+      std::vector<T> packed;
+      std::vector<std::size_t> at(out_ranks.size() + 1, 0);
+      for (std::size_t k = 0; k < out_ranks.size(); ++k) at[k + 1] = at[k] + volume(out_ids(k), from_offsets);
+      packed.reserve(at.back());
+      for (std::size_t k = 0; k < out_ranks.size(); ++k) {
+        const auto ids = out_ids(k);
+        if (at[k + 1] == at[k]) continue;
+        const T* src;
+        if (consecutive(ids)) {
+          src = from.data() + from_offsets[ids.front()];
+        } else {
+          const std::size_t before = packed.size();
+          pack<T>(ids, from, from_offsets, packed);
+          src = packed.data() + before;
+        }
+        requests.emplace_back();
+        MPI_Isend(src, static_cast<int>(at[k + 1] - at[k]), unit, out_ranks[k], tag, comm, &requests.back());
+        sent.messages += 1;
+        sent.bytes += (at[k + 1] - at[k]) * sizeof(T);
+      }
+      MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+      MPI_Type_free(&unit);
+      scatter(in_ranks.size(), in_ids, staging, to, to_offsets, combine, fwd);
+    } else {
+      std::vector<std::vector<T>> staging(in_ranks.size()), outgoing(out_ranks.size());
+      std::vector<boost::mpi::request> requests;
+      for (std::size_t k = 0; k < in_ranks.size(); ++k)
+        if (volume(in_ids(k), to_offsets) > 0) requests.push_back(comm.irecv(in_ranks[k], tag, staging[k]));
+      for (std::size_t k = 0; k < out_ranks.size(); ++k) {
+        pack<T>(out_ids(k), from, from_offsets, outgoing[k]);
+        if (outgoing[k].empty()) continue;
+        requests.push_back(comm.isend(out_ranks[k], tag, outgoing[k]));
+        sent.messages += 1;
+      }
+      boost::mpi::wait_all(requests.begin(), requests.end());
+      for (std::size_t k = 0; k < in_ranks.size(); ++k)
+        if (staging[k].size() != volume(in_ids(k), to_offsets))
+          throw parse_error("irregular::GhostLayer: rank " + std::to_string(comm.rank()) + " received " +
+                            std::to_string(staging[k].size()) + " values from rank " + std::to_string(in_ranks[k]) +
+                            ", the schedule expects " + std::to_string(volume(in_ids(k), to_offsets)));
+      scatter(in_ranks.size(), in_ids, staging, to, to_offsets, combine, fwd);
+    }
+    return sent;
+  }
+
+  // Staged values go to their slots: copied (forward) or combined into the owner's (reverse).
+  template <class T, class Ids, class Combine>
+  static void scatter(std::size_t partners, Ids&& in_ids, std::vector<std::vector<T>>& staging, std::span<T> to,
+                      std::span<const std::size_t> to_offsets, Combine& combine, bool fwd) {
+    for (std::size_t k = 0; k < partners; ++k) {
+      if (staging[k].empty()) continue;
+      std::size_t pos = 0;
+      for (std::size_t id : in_ids(k))
+        for (std::size_t j = to_offsets[id]; j < to_offsets[id + 1]; ++j, ++pos) {
+          if (fwd) to[j] = std::move(staging[k][pos]);
+          else combine(to[j], staging[k][pos]);
+        }
+    }
+  }
+
+  std::vector<index_type> starts_;
+  std::vector<std::uint8_t> levels_;
+  std::vector<std::uint64_t> counts_;
+  std::vector<int> owners_;
+  std::vector<int> send_ranks_;
+  std::vector<std::size_t> send_offsets_{0}, send_leaves_;
+  std::vector<int> recv_ranks_;
+  std::vector<std::size_t> recv_offsets_{0}, recv_ghosts_;
+  GhostStats stats_{};
+  std::uint64_t generation_ = 0;
+  bool collected_ = false;
+};
+
+}  // namespace irregular
