@@ -412,7 +412,7 @@ AnchorRow ours_rebalance(const mpi::communicator& comm, const Mesh& mesh, Config
   row.migration = median(tm);
   if (row.shipped > 0)
     row.note += "; " + std::to_string(row.bytes / row.shipped) + " bytes per shipped element (element " +
-                std::to_string(sizeof(MeshElement)) + " + its leaf record)";
+                std::to_string(sizeof(MeshElement)) + " + its key and leaf)";
   return row;
 }
 

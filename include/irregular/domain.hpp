@@ -12,6 +12,8 @@
 #include <irregular/curve/interval.hpp>
 #include <irregular/distributed/distributed_sort.hpp>
 #include <irregular/distributed/element_store.hpp>
+#include <irregular/distributed/ghost_layer.hpp>
+#include <irregular/distributed/ghost_strategies.hpp>
 #include <irregular/distributed/leaf_loads.hpp>
 #include <irregular/distributed/load_metric.hpp>
 #include <irregular/distributed/local_leaves.hpp>
@@ -24,6 +26,7 @@
 #include <irregular/mpi/collective_error.hpp>
 #include <irregular/mpi/communicator.hpp>
 #include <irregular/mpi/counters.hpp>
+#include <irregular/tree/contact.hpp>
 #include <irregular/tree/neighbours.hpp>
 #include <irregular/tree/refine.hpp>
 #include <irregular/tree/stencil.hpp>
@@ -38,6 +41,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <ranges>
 #include <span>
 #include <utility>
@@ -91,6 +95,12 @@ struct Neighbourhood {
   };
   std::vector<std::size_t> local;
   std::vector<Remote> remote;
+};
+
+/// The neighbours of one local leaf by id: local leaf ids and ghost ids (see ghosts()).
+struct LeafNeighbours {
+  std::vector<std::size_t> local;
+  std::vector<std::size_t> ghost;
 };
 
 /// One distributed irregular problem: elements of type Element located in a Box, an H-Tree
@@ -338,6 +348,167 @@ class IrregularDomain {
     return out;
   }
 
+  // ---- the ghost layer (remote-data collection) ---------------------------------------------
+
+  /// A view of one ghost leaf: a read-only copy of a remote leaf and of its elements.
+  struct GhostLeaf {
+    std::size_t id;  ///< ghost id (0 .. ghosts().size())
+    Cell<dim> cell;
+    IndexInterval<index_type> interval;
+    std::uint64_t count;  ///< elements in it
+    int owner;            ///< the rank that holds the leaf
+    std::span<const Element> elements;
+  };
+
+  /// Collects the ghost layer: read-only copies of every remote leaf (and its elements) that a
+  /// local leaf reads under the stencil `Reads` (the domain's by default), restricted to
+  /// `opt.levels` and `opt.contact`, by `strategy` (informed fault prevention by default;
+  /// ghost::RequestAnswer, ghost::FaultPrevention, ghost::ByName). The schedule is cached until
+  /// the tree or the map changes (build, move_elements, a remapping rebalance); exchange_ghosts()
+  /// then refreshes values cheaply. Returns this rank's statistics (all_reduce_sum for totals).
+  /// Throws irregular::collective_error on every rank before build() or for a bad level range.
+  /// Collective over comm.
+  template <Stencil Reads = S, GhostStrategy G = ghost::InformedFaultPrevention>
+  const GhostStats& collect_ghosts(GhostOptions opt = {}, G strategy = {}) {
+    static_assert(Reads::dim == dim,
+                  "irregular::IrregularDomain::collect_ghosts: the stencil's dimension differs from the domain's");
+    check_collection(opt, "collect_ghosts");
+    ghosts_ = strategy.template collect<Reads>(collection_input(opt));
+    ghosts_.stats().values = size_and_fill_ghosts();
+    return ghosts_.stats();
+  }
+
+  /// Request/answer with excess parallelism (baiardi-collecting-remote-data §3.1): runs
+  /// f(Leaf, const LeafNeighbours&) on every local leaf, the neighbours under the domain's
+  /// stencil and `opt.contact`. Leaves that read nothing remote run while the requests and
+  /// answers travel; the others are deferred and run once their remote leaves and elements have
+  /// arrived. Leaves the collected ghost layer behind, as collect_ghosts(opt, RequestAnswer)
+  /// would. f should write its results where no other leaf reads (another member): values
+  /// travel while it runs. If f throws on any rank, every rank throws the same
+  /// irregular::collective_error once the exchange is complete, with the elements restored.
+  /// Returns this rank's statistics. Collective over comm.
+  template <class F>
+  const GhostStats& sweep(F&& f, GhostOptions opt = {}) {
+    check_collection(opt, "sweep");
+    std::vector<Element> saved(store_.elements);  // f is user code and may change elements
+    ghosts_ = GhostLayer<C>{};
+    ghost_offsets_.assign(1, 0);
+    ghost_elements_.clear();
+    std::optional<std::string> failure;
+    LeafNeighbours nb;
+    auto run = [&](std::size_t i) {
+      if (failure) return;
+      try {
+        neighbours(i, nb, opt.contact);
+        f(leaf(i), std::as_const(nb));
+      } catch (const std::exception& e) {
+        failure = "irregular::IrregularDomain::sweep: on rank " + std::to_string(comm_.rank()) + ": " + e.what();
+      } catch (...) {
+        failure = "irregular::IrregularDomain::sweep: unknown exception on rank " + std::to_string(comm_.rank());
+      }
+    };
+    std::vector<std::size_t> deferred;
+    std::size_t next = 0;
+    auto work = [&] {  // one leaf that needs nothing remote per call
+      while (next < leaves_.size()) {
+        const std::size_t i = next++;
+        bool remote = false;
+        if (comm_.size() > 1)
+          uncovered_stencil_intervals<C, S>(leaves_.starts(), leaves_.levels(), leaves_.cell(i), options_.periodic,
+                                            [&](IndexInterval<index_type>) { remote = true; });
+        if (remote) {
+          deferred.push_back(i);
+          continue;
+        }
+        run(i);
+        return true;
+      }
+      return false;
+    };
+    ghosts_ = ghost::RequestAnswer{}.template collect<S>(collection_input(opt), work);
+    while (work()) {
+    }
+    ghosts_.stats().values = size_and_fill_ghosts();
+    for (std::size_t i : deferred) run(i);
+    try {
+      mpi::agree_on(comm_.get(), failure);
+    } catch (const collective_error&) {
+      store_.elements = std::move(saved);
+      throw;
+    }
+    return ghosts_.stats();
+  }
+
+  /// The ghost leaves of the last collection (sorted by start; ids index ghost()).
+  [[nodiscard]] const GhostLayer<C>& ghosts() const noexcept { return ghosts_; }
+  [[nodiscard]] GhostLeaf ghost(std::size_t g) const {
+    IRREGULAR_ASSERT(g < ghosts_.size());
+    return GhostLeaf{g, ghosts_.cell(g), ghosts_.interval(g), ghosts_.counts()[g], ghosts_.owners()[g],
+                     std::span<const Element>(ghost_elements_).subspan(ghost_offsets_[g],
+                                                                       ghost_offsets_[g + 1] - ghost_offsets_[g])};
+  }
+  /// Every ghost element, ghost by ghost in curve order (writable for accumulate_ghosts).
+  [[nodiscard]] std::span<Element> ghost_elements() noexcept { return ghost_elements_; }
+  [[nodiscard]] std::span<const Element> ghost_elements() const noexcept { return ghost_elements_; }
+  /// Whether the ghost layer still matches the tree and the map.
+  [[nodiscard]] bool ghosts_current() const noexcept { return ghosts_.collected() && ghosts_.generation() == generation_; }
+
+  /// Refreshes the ghost elements from their owners along the cached schedule (one message per
+  /// partner). Throws irregular::collective_error (naming stale_ghosts) on every rank when the
+  /// tree or the map changed since the collection. Collective over comm.
+  GhostPhase exchange_ghosts() {
+    check_ghosts("exchange_ghosts");
+    return fill_ghosts();
+  }
+
+  /// Sends every ghost element back to its owner, which combines it into its own element with
+  /// op(Element& mine, const Element& contribution), partners in rank order (deterministic).
+  /// Ghost elements are left as they are (reset them before the next round of contributions).
+  /// Throws irregular::collective_error when the ghosts are stale or op throws on any rank; then
+  /// no local element has changed. Collective over comm.
+  template <class Op>
+  GhostPhase accumulate_ghosts(Op&& op) {
+    check_ghosts("accumulate_ghosts");
+    // op is user code: the elements it may change (those of scheduled leaves) are kept aside.
+    std::vector<Element> kept;
+    for (std::size_t k = 0; k < ghosts_.send_ranks().size(); ++k)
+      for (std::size_t i : ghosts_.send_leaves(k)) {
+        const auto run = store_.of_leaf(i);
+        kept.insert(kept.end(), run.begin(), run.end());
+      }
+    GhostPhase sent;
+    try {
+      mpi::agree(comm_.get(), [&] {
+        sent = ghosts_.accumulate(comm_.get(), tag_ghost + 4, std::span<Element>(store_.elements),
+                                  std::span<const std::size_t>(store_.offsets),
+                                  std::span<const Element>(ghost_elements_), std::span<const std::size_t>(ghost_offsets_),
+                                  op);
+      });
+    } catch (const collective_error&) {
+      std::size_t at = 0;
+      for (std::size_t k = 0; k < ghosts_.send_ranks().size(); ++k)
+        for (std::size_t i : ghosts_.send_leaves(k))
+          for (auto& e : store_.of_leaf(i)) e = kept[at++];
+      throw;
+    }
+    return sent;
+  }
+
+  /// The neighbours of local leaf i by id: local leaves and ghosts that it reads under the
+  /// domain's stencil and are in `contact` with it (Contact::stencil keeps every leaf meeting a
+  /// stencil cell; face, edge and corner keep touching leaves only). Remote leaves are found
+  /// among the ghosts of the last collection only. Local, no communication.
+  void neighbours(std::size_t i, LeafNeighbours& out, Contact contact = Contact::stencil) const {
+    IRREGULAR_ASSERT(i < leaves_.size());
+    const auto c = leaves_.cell(i);
+    detail_ghost::read_by<C, S>(leaves_.starts(), leaves_.levels(), c, options_.periodic, contact,
+                                LevelRange::all(), out.local);
+    out.ghost.clear();
+    if (ghosts_.size() > 0)
+      detail_ghost::read_by<C, S>(ghosts_.starts(), ghosts_.levels(), c, options_.periodic, contact,
+                                  LevelRange::all(), out.ghost);
+  }
+
   /// What the last build / move_elements / rebalance moved, summed over all ranks (replicated).
   [[nodiscard]] const mpi::MigrationCounters& last_migration() const noexcept { return migration_global_; }
 
@@ -392,6 +563,7 @@ class IrregularDomain {
   }
   // Each phase has its own tag on the domain's own communicator.
   static constexpr int tag_sort = 11, tag_migrate = 12, tag_move = 13;
+  static constexpr int tag_ghost = 21;  // 21..23 collection phases, 24 values, 25 contributions
 
   /// Before the first build everything is on rank 0: the map that says so.
   map_type initial_map() const {
@@ -406,19 +578,23 @@ class IrregularDomain {
     profile_.partition = lap(t0);
     // A remap starts a new measurement window: old seconds would make long-lived leaves heavy.
     loads_.new_window(leaves_.size());
-    map_ = settle_on(next);
+    map_ = settle_on(next, true);  // every settle_on indexed the runs of the leaves it left
     profile_.migration = lap(t0);
     finish_counters();
   }
 
   /// Holds every leaf whole on `map` and places leaves (with their measured seconds or loads)
-  /// and elements there; refreshes leaf runs and loads. Returns the settled map.
+  /// and elements there; refreshes leaf runs and loads. `runs_current`: the element store's leaf
+  /// runs match the leaves now, so the remap keeps them up to date instead of indexing anew.
+  /// Returns the settled map.
   template <OwnershipMap M>
-  M settle_on(const M& map) {
-    std::vector<double> payload = loads_.payload(leaves_.size());
+  M settle_on(const M& map, bool runs_current = false) {
+    // Only measured seconds are worth carrying; other metrics are estimated again below.
+    std::vector<double> payload;
+    if constexpr (LeafLoads<C, Metric>::is_measured) payload = loads_.payload(leaves_.size());
     M settled = settle_on_map(comm_.get(), map, leaves_, payload, store_.elements, store_.keys, store_.key_fn(),
-                       tag_migrate, migration_);
-    store_.index_leaves(leaves_);
+                              tag_migrate, migration_, runs_current ? &store_.offsets : nullptr);
+    if (!runs_current) store_.index_leaves(leaves_);
     loads_.receive(std::move(payload), leaves_.size());
     guarded([&] { estimate_loads(); });  // the metric may be user code
     loads_.agree_unit(comm_.get(), leaves_);
@@ -480,7 +656,47 @@ class IrregularDomain {
     if (auto bad = store_.first_invalid(elements, who, comm_.rank())) throw out_of_domain(*bad);
   }
 
-  void finish_counters() { migration_global_ = mpi::all_reduce_sum(comm_.get(), migration_); }
+  // The tree or the map changed: a new generation, so stale ghosts are detected.
+  void finish_counters() {
+    migration_global_ = mpi::all_reduce_sum(comm_.get(), migration_);
+    ++generation_;
+  }
+
+  void check_collection(const GhostOptions& opt, const char* who) const {
+    mpi::agree(comm_.get(), [&] {
+      if (generation_ == 0)
+        throw invalid_argument(std::string("irregular::IrregularDomain::") + who +
+                               ": the domain is not built; call build() first");
+      if (opt.levels.min < 0 || opt.levels.min > opt.levels.max)
+        throw invalid_argument(std::string("irregular::IrregularDomain::") + who + ": level range [" +
+                               std::to_string(opt.levels.min) + ", " + std::to_string(opt.levels.max) +
+                               "] on rank " + std::to_string(comm_.rank()) + " is empty or negative");
+    });
+  }
+  CollectionInput<C, map_type> collection_input(const GhostOptions& opt) {
+    return {comm_.get(), leaves_, map_, options_.periodic, opt, generation_, extension_, tag_ghost};
+  }
+  /// Sizes the ghost elements from the collected counts and fills them from the owners.
+  GhostPhase size_and_fill_ghosts() {
+    ghost_offsets_.assign(ghosts_.size() + 1, 0);
+    for (std::size_t g = 0; g < ghosts_.size(); ++g) ghost_offsets_[g + 1] = ghost_offsets_[g] + ghosts_.counts()[g];
+    ghost_elements_.assign(ghost_offsets_.back(), Element{});
+    return fill_ghosts();
+  }
+  void check_ghosts(const char* who) const {
+    mpi::agree(comm_.get(), [&] {
+      if (!ghosts_.collected())
+        throw stale_ghosts(std::string("irregular::IrregularDomain::") + who + ": no ghost layer; call collect_ghosts() first");
+      if (ghosts_.generation() != generation_)
+        throw stale_ghosts(std::string("irregular::IrregularDomain::") + who +
+                           ": the tree or the map changed since collect_ghosts(); collect again");
+    });
+  }
+  GhostPhase fill_ghosts() {
+    return ghosts_.exchange(comm_.get(), tag_ghost + 3, std::span<const Element>(store_.elements),
+                            std::span<const std::size_t>(store_.offsets), std::span<Element>(ghost_elements_),
+                            std::span<const std::size_t>(ghost_offsets_));
+  }
 
   mpi::OwnedCommunicator comm_;
   ElementStore<Element, C> store_;
@@ -492,6 +708,11 @@ class IrregularDomain {
   mpi::MigrationCounters migration_{}, migration_global_{};
   BuildProfile profile_{};
   std::size_t max_leaves_ = 0;
+  std::uint64_t generation_ = 0;  ///< bumped whenever the tree or the map changes
+  GhostLayer<C> ghosts_;
+  std::vector<Element> ghost_elements_;
+  std::vector<std::size_t> ghost_offsets_{0};
+  ExtensionCache<C> extension_;
 };
 
 }  // namespace irregular

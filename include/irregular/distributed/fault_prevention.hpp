@@ -73,13 +73,10 @@ struct FaultPrevention {
     const auto& map = in.map;
     static const auto hull = detail_fp::hull_offsets<S>();
     const detail_ghost::Boundary<C> boundary(map, me, leaves, detail_ghost::reach<S>());
-    // A cell a coarser reader would be: whole on one rank when the map is exact about it.
+    // A cell a coarser reader would be: a leaf, so whole on one rank.
     auto coarse_readers = [&](const Cell<C::dim>& cell, std::vector<int>& out) {
       detail_fp::for_each_shift<C>(cell, S::inverse_offsets, in.periodic, [&](const Cell<C::dim>& nb) {
-        const auto h = map.holders(curve::hnode_interval<C>(nb));
-        if (M::contiguous_segments && h.size() != 1) return;  // no leaf has this cell
-        for (int r : h)
-          if (r != me) out.push_back(r);
+        detail_ghost::for_each_remote_holder(map, nb, me, true, [&](int r) { out.push_back(r); });
       });
     };
     // Readers coarser than a private root are the same for every leaf in it: found once per root.
@@ -94,34 +91,67 @@ struct FaultPrevention {
       ranks.clear();
       if ((S::same_level || S::coarser) && !boundary.interior(i, cell)) {
         auto same_or_finer = [&](const Cell<C::dim>& nb) {
-          const auto h = map.holders(curve::hnode_interval<C>(nb));
-          if (!S::coarser && M::contiguous_segments && h.size() != 1) return;
-          for (int r : h)
-            if (r != me) ranks.push_back(r);
+          // Finer readers may sit anywhere in the cell; same-level ones only where it is a leaf.
+          detail_ghost::for_each_remote_holder(map, nb, me, !S::coarser, [&](int r) { ranks.push_back(r); });
         };
         if constexpr (S::coarser) detail_fp::for_each_shift<C>(cell, hull, in.periodic, same_or_finer);
         else detail_fp::for_each_shift<C>(cell, S::inverse_offsets, in.periodic, same_or_finer);
       }
       if constexpr (S::finer) {
-        int floor = 0;  // levels below this are the root's ancestors
-        if (boundary.known()) {
-          const std::size_t k = boundary.root_of(i);
-          floor = boundary.root(k).level;
-          if (root_readers.size() <= k) root_readers.resize(k + 1), root_done.resize(k + 1, 0);
-          if (!root_done[k]) {
-            root_done[k] = 1;
-            auto a = boundary.root(k);
-            while (a.level > 0) {
-              a = detail::parent_of<C::dim, C::arity>(a);
-              coarse_readers(a, root_readers[k]);
+        if (in.options.contact != Contact::stencil) {
+          // A coarser reader beside ancestor a touches the leaf only if the leaf lies on a's
+          // face toward it; a leaf off every face of a is off every face of a's ancestors too.
+          const auto faces = [&](const Cell<C::dim>& a, std::array<int, C::dim>& side) {
+            const coord_t s = detail::axis_cells<C>(cell.level - a.level);
+            bool any = false;
+            for (std::size_t d = 0; d < static_cast<std::size_t>(C::dim); ++d) {
+              side[d] = (cell.anchor[d] == a.anchor[d] * s ? 1 : 0) | (cell.anchor[d] + 1 == (a.anchor[d] + 1) * s ? 2 : 0);
+              any = any || side[d] != 0;
+            }
+            return any;
+          };
+          std::array<int, C::dim> side{};
+          auto a = cell;
+          while (a.level > 0) {
+            a = detail::parent_of<C::dim, C::arity>(a);
+            if (!faces(a, side)) break;
+            const auto n = static_cast<std::int64_t>(detail::axis_cells<C>(a.level));
+            for (const auto& o : S::inverse_offsets) {
+              bool touches = true;  // along each axis the reader overlaps a, or lies beside the leaf's face
+              for (std::size_t d = 0; d < static_cast<std::size_t>(C::dim) && touches; ++d) {
+                std::int64_t k = o[d];
+                if (in.periodic[d]) k = ((k % n) + n) % n;
+                const bool up = k == 1, down = k == -1 || (in.periodic[d] && k == n - 1);
+                touches = k == 0 || (up && (side[d] & 2)) || (down && (side[d] & 1));
+              }
+              if (!touches) continue;
+              const std::array<std::array<int, C::dim>, 1> one{o};
+              detail_fp::for_each_shift<C>(a, one, in.periodic, [&](const Cell<C::dim>& nb) {
+                detail_ghost::for_each_remote_holder(map, nb, me, true, [&](int r) { ranks.push_back(r); });
+              });
             }
           }
-          ranks.insert(ranks.end(), root_readers[k].begin(), root_readers[k].end());
-        }
-        auto a = cell;
-        while (a.level > floor) {
-          a = detail::parent_of<C::dim, C::arity>(a);
-          if (!boundary.interior(i, a)) coarse_readers(a, ranks);
+        } else {
+          int floor = 0;  // levels below this are the root's ancestors
+          if (boundary.known()) {
+            const std::size_t k = boundary.root_of(i);
+            floor = boundary.root(k).level;
+            if (root_readers.size() <= k) root_readers.resize(k + 1), root_done.resize(k + 1, 0);
+            if (!root_done[k]) {
+              root_done[k] = 1;
+              auto a = boundary.root(k);
+              while (a.level > 0) {
+                a = detail::parent_of<C::dim, C::arity>(a);
+                coarse_readers(a, root_readers[k]);
+              }
+            }
+            ranks.insert(ranks.end(), root_readers[k].begin(), root_readers[k].end());
+          }
+          auto a = cell;
+          while (a.level > floor) {
+            a = detail::parent_of<C::dim, C::arity>(a);
+            if (!boundary.interior(i, a)) coarse_readers(a, ranks);
+          }
         }
       }
       std::sort(ranks.begin(), ranks.end());

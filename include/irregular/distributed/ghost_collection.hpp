@@ -149,11 +149,24 @@ void read_by(std::span<const typename C::index_type> starts, std::span<const std
   });
 }
 
-/// Ranks other than me that hold data meeting a cell, appended to out.
-template <OwnershipMap M>
-void remote_holders(const M& map, const Cell<M::curve_type::dim>& c, int me, std::vector<int>& out) {
-  for (int r : map.holders(curve::hnode_interval<typename M::curve_type>(c)))
-    if (r != me) out.push_back(r);
+/// Calls f(rank) for every rank other than me that may hold data meeting cell c. With
+/// `whole_only`, only when c may be a leaf there: under contiguous segments a cell that straddles
+/// parts is no leaf (leaves are held whole); other maps cannot tell and report every holder.
+/// Contiguous maps answer from the splitters without allocating.
+template <OwnershipMap M, class F>
+void for_each_remote_holder(const M& map, const Cell<M::curve_type::dim>& c, int me, bool whole_only, F&& f) {
+  const auto iv = curve::hnode_interval<typename M::curve_type>(c);
+  if constexpr (M::contiguous_segments) {
+    const int a = map.owner(iv.start), b = map.owner(iv.end - 1);
+    if (whole_only && a != b) return;
+    for (int r = a; r <= b; ++r) {
+      const auto seg = map.segment(r);
+      if (r != me && seg.start < seg.end) f(r);
+    }
+  } else {
+    for (int r : map.holders(iv))
+      if (r != me) f(r);
+  }
 }
 
 /// The last phase of every strategy once the send lists are known: records of the listed local

@@ -113,11 +113,18 @@ class GhostLayer {
   using curve_type = C;
   using index_type = typename C::index_type;
 
-  /// One ghost leaf as an owner announces it: its space and its element count.
+  /// One ghost leaf as an owner announces it: its space and its element count, in 16 bytes
+  /// for 64-bit indices (the level rides in the top byte of the count).
   struct Record {
     index_type start;
-    std::uint64_t count;
-    std::uint8_t level;
+    std::uint64_t count_level;
+    Record() = default;
+    Record(index_type s, std::uint64_t count, int level)
+        : start(s), count_level(count | (static_cast<std::uint64_t>(level) << 56)) {
+      IRREGULAR_ASSERT(count < (std::uint64_t{1} << 56));
+    }
+    [[nodiscard]] std::uint64_t count() const noexcept { return count_level & ((std::uint64_t{1} << 56) - 1); }
+    [[nodiscard]] int level() const noexcept { return static_cast<int>(count_level >> 56); }
   };
 
   // ---- the ghost leaves ----------------------------------------------------------------------
@@ -185,11 +192,11 @@ class GhostLayer {
       for (std::size_t i = source_offsets[k]; i < source_offsets[k + 1]; ++i) owner_of_record[i] = sources[k];
     for (std::size_t i = 0; i < order.size(); ++i) {
       const Record& r = records[order[i]];
-      IRREGULAR_ASSERT(i == 0 || records[order[i - 1]].start + detail::span_at<C>(records[order[i - 1]].level) <= r.start);
+      IRREGULAR_ASSERT(i == 0 || records[order[i - 1]].start + detail::span_at<C>(records[order[i - 1]].level()) <= r.start);
       ghost_of[order[i]] = i;
       g.starts_.push_back(r.start);
-      g.levels_.push_back(r.level);
-      g.counts_.push_back(r.count);
+      g.levels_.push_back(static_cast<std::uint8_t>(r.level()));
+      g.counts_.push_back(r.count());
       g.owners_.push_back(owner_of_record[order[i]]);
     }
     for (std::size_t k = 0; k < sources.size(); ++k) {

@@ -42,7 +42,7 @@ struct InformedFaultPrevention {
         if (boundary.interior(i, cell)) continue;
         ranks.clear();
         stencil_cells<C, S>(cell, in.periodic, [&](const Cell<C::dim>& nb) {
-          detail_ghost::remote_holders(in.map, nb, me, ranks);
+          detail_ghost::for_each_remote_holder(in.map, nb, me, false, [&](int r) { ranks.push_back(r); });
         });
         std::sort(ranks.begin(), ranks.end());
         ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());

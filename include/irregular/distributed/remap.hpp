@@ -4,12 +4,14 @@
 // on the rank that holds the leaf and owner() names that rank exactly.
 #pragma once
 
+#include <irregular/core/assert.hpp>
 #include <irregular/core/cell.hpp>
 #include <irregular/curve/interval.hpp>
 #include <irregular/distributed/detail/index_wire.hpp>
 #include <irregular/distributed/local_leaves.hpp>
 #include <irregular/distributed/migration.hpp>
 #include <irregular/distributed/ownership_map.hpp>
+#include <irregular/distributed/segment_shift.hpp>
 #include <irregular/mpi/counters.hpp>
 
 #include <boost/mpi/collectives.hpp>
@@ -76,15 +78,35 @@ std::vector<Cell<M::curve_type::dim>> splitting_leaves(const boost::mpi::communi
 }
 
 /// `map` adjusted so that every leaf is held whole, with leaves and elements placed on it;
-/// `sent` accumulates what this rank sent. Collective over comm.
+/// `sent` accumulates what this rank sent. `payload` travels with the leaves (one value each) or
+/// is empty (nothing travels; it stays empty). `offsets`, when given, holds every leaf's first
+/// element (leaves + 1 values, as ElementStore::offsets) and is kept so. Contiguous maps whose
+/// splitters cut no leaf remap by segment shifts (segment_shift.hpp, O(shipped) per rank); other
+/// maps and cut leaves take the general path, the same on every rank. Collective over comm.
 template <OwnershipMap M, class E, class KeyOf>
 M settle_on_map(const boost::mpi::communicator& comm, const M& map, LocalLeaves<typename M::curve_type>& leaves,
          std::vector<double>& payload, std::vector<E>& elements,
          std::vector<typename M::curve_type::index_type>& keys, KeyOf&& key_of, int tag,
-         mpi::MigrationCounters& sent) {
+         mpi::MigrationCounters& sent, std::vector<std::size_t>* offsets = nullptr) {
+  if constexpr (M::contiguous_segments) {
+    if (auto shifted = shift_segments(comm, map, leaves, payload, elements, keys, offsets, tag)) {
+      sent += *shifted;
+      return map;  // no leaf is cut: holding leaves whole changes nothing
+    }
+  }
+  const bool no_payload = payload.empty();
+  if (no_payload) payload.assign(leaves.size(), 0.0);
   const auto split = splitting_leaves(comm, map, leaves);
   M fitted = map.hold_whole(std::span<const Cell<M::curve_type::dim>>(split));
   sent += place(comm, fitted, leaves, payload, elements, keys, std::forward<KeyOf>(key_of), tag);
+  if (no_payload) payload.clear();
+  if (offsets) {
+    offsets->clear();
+    [[maybe_unused]] const std::size_t in =
+        detail_shift::run_offsets<typename M::curve_type>(leaves.starts_, leaves.levels_, keys, 0, *offsets);
+    IRREGULAR_ASSERT(in == keys.size());
+    offsets->push_back(keys.size());
+  }
   return fitted;
 }
 

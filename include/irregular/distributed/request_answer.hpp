@@ -30,9 +30,11 @@ struct Request {
 struct RequestAnswer {
   [[nodiscard]] static constexpr const char* name() noexcept { return "request/answer"; }
 
-  /// Collective over in.comm.
-  template <Stencil S, SpaceFillingCurve C, OwnershipMap M>
-  GhostLayer<C> collect(const CollectionInput<C, M>& in) const {
+  /// Collective over in.comm. `work()` is called between polls while requests and answers
+  /// travel, until it returns false (excess parallelism: the caller computes leaves that need
+  /// nothing remote meanwhile).
+  template <Stencil S, SpaceFillingCurve C, OwnershipMap M, class Work = bool (*)()>
+  GhostLayer<C> collect(const CollectionInput<C, M>& in, Work&& work = [] { return false; }) const {
     using I = typename C::index_type;
     using Record = typename GhostLayer<C>::Record;
     using Request = detail_ra::Request<I>;
@@ -81,6 +83,10 @@ struct RequestAnswer {
       std::sort(a.begin(), a.end());
       a.erase(std::unique(a.begin(), a.end()), a.end());
       requests.send(r, std::span<const Request>(a));
+      requests.poll(answer);
+      answers.poll(take);
+    }
+    while (work()) {
       requests.poll(answer);
       answers.poll(take);
     }

@@ -490,3 +490,133 @@ TEST_CASE("per-element weights: leaf loads are weight sums, the cut is optimal, 
   insert_and_build(b, pts, 1);
   REQUIRE(a.ownership() == b.ownership());
 }
+
+namespace {
+
+// What a remap onto `map` ships, summed over the ranks: the leaves (by start) and elements (by
+// key) each rank held before whose owner changes, and the (source, destination) pairs.
+struct Shipment {
+  std::uint64_t leaves = 0, elements = 0, messages = 0;
+};
+template <class Map, class I>
+Shipment expected_shipment(const mpi::communicator& w, const Map& map, const std::vector<I>& starts,
+                           const std::vector<I>& keys) {
+  std::vector<char> to(static_cast<std::size_t>(w.size()), 0);
+  std::array<std::uint64_t, 3> mine{0, 0, 0}, all{};
+  for (auto x : starts)
+    if (const int o = map.owner(x); o != w.rank()) { ++mine[0]; to[static_cast<std::size_t>(o)] = 1; }
+  for (auto x : keys)
+    if (const int o = map.owner(x); o != w.rank()) { ++mine[1]; to[static_cast<std::size_t>(o)] = 1; }
+  for (char c : to) mine[2] += static_cast<std::uint64_t>(c);
+  mpi::all_reduce(w, mine.data(), 3, all.data(), std::plus<std::uint64_t>());
+  return {all[0], all[1], all[2]};
+}
+
+// Local keys sorted and equal to the elements' keys.
+template <class Domain>
+void require_sorted_keys(const Domain& d) {
+  int bad = 0;
+  const auto keys = d.local_keys();
+  const auto es = d.local_elements();
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    if (keys[i] != d.key_of(es[i]) || (i > 0 && keys[i] < keys[i - 1])) ++bad;
+  int total = 0;
+  mpi::all_reduce(d.comm(), bad, total, std::plus<int>());
+  REQUIRE(total == 0);
+}
+
+}  // namespace
+
+TEST_CASE("rebalance by segment shifts loses, duplicates and misorders nothing and counts what it ships",
+          "[domain][rebalance]") {
+  mpi::communicator world;
+  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, irr::curve::Morton<2>, irr::load::ElementCount>;
+  using I = Domain::index_type;
+  const irr::Box<2> box{{0, 0}, {1, 1}};
+  const std::size_t n = 3000, k = 6;
+  auto pts = clustered<2>(n, 77);
+  Domain d(world, box, irr::refine::max_elements(k));
+  insert_and_build(d, pts, 1);
+  using P = std::array<double, 2>;
+  // Skews: squeeze the left half (ranks ship to lower ranks), pull all into a corner (most
+  // segments empty out), spread again (ships to higher ranks), mirror (everything changes rank).
+  const std::vector<P (*)(P)> skews = {
+      [](P x) { return P{x[0] < 0.5 ? x[0] * 0.2 : x[0], x[1]}; },
+      [](P x) { return P{0.1 * x[0], 0.1 * x[1]}; },
+      [](P x) { return P{std::min(1.0, x[0] * 9.5), std::min(1.0, x[1] * 9.5)}; },
+      [](P x) { return P{1.0 - x[0], x[1]}; },
+  };
+  for (std::size_t step = 0; step < skews.size(); ++step) {
+    CAPTURE(step, world.size());
+    for (auto& x : pts) x = skews[step](x);
+    d.move_elements([&](Particle& p) { p.position = skews[step](p.position); });
+    const std::vector<I> starts(d.local_tree().starts().begin(), d.local_tree().starts().end());
+    const std::vector<I> keys(d.local_keys().begin(), d.local_keys().end());
+    const auto before = d.load_report();
+    const bool remapped = d.rebalance({.threshold = 0.0});
+    REQUIRE(remapped == (before.max_unbalance > 0.0));
+    require_consistent(d);
+    require_sorted_keys(d);
+    // A fresh build of the same positions: the same leaves on the same ranks, and each rank the
+    // same elements (count and checksum).
+    Domain fresh(world, box, irr::refine::max_elements(k));
+    insert_and_build(fresh, pts, 2);
+    const auto g = gather_leaves(d), f = gather_leaves(fresh);
+    REQUIRE(g.starts == f.starts);
+    REQUIRE(g.levels == f.levels);
+    REQUIRE(g.counts == f.counts);
+    if (remapped) REQUIRE(g.owner == f.owner);
+    const auto mine_d = checksum<Particle>(d.local_elements()), mine_f = checksum<Particle>(fresh.local_elements());
+    int differ = (!remapped || mine_d == mine_f) ? 0 : 1, any = 0;
+    mpi::all_reduce(world, differ, any, std::plus<int>());
+    REQUIRE(any == 0);
+    std::vector<Particle> all_in;
+    for (std::size_t i = 0; i < n; ++i) all_in.push_back({pts[i], i});
+    REQUIRE(global_checksum(world, mine_d) == checksum<Particle>(all_in));
+    // last_migration() counts exactly what changed rank; the shift carries each element raw with
+    // its key and each leaf as start, count and level, with a 24-byte trailer per message.
+    const auto exp = expected_shipment(world, d.ownership(), starts, keys);
+    const auto& mig = d.last_migration();
+    REQUIRE(mig.hnodes == (remapped ? exp.leaves : 0));
+    REQUIRE(mig.elements == (remapped ? exp.elements : 0));
+    REQUIRE(mig.messages == (remapped ? exp.messages : 0));
+    REQUIRE(mig.bytes == mig.elements * (sizeof(Particle) + sizeof(I)) + mig.hnodes * (sizeof(I) + 9) + mig.messages * 24);
+    if (remapped && world.size() > 1) REQUIRE(mig.hnodes > 0);
+  }
+}
+
+TEST_CASE("rebalance by segment shifts carries measured seconds with the leaves", "[domain][rebalance][load]") {
+  mpi::communicator world;
+  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, irr::curve::Hilbert<2>, irr::load::Measured>;
+  using I = Domain::index_type;
+  const std::size_t n = 1500, k = 5;
+  const auto pts = clustered<2>(n, 31);
+  Domain d(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k));
+  insert_and_build(d, pts, 1);
+  volatile double sink = 0;
+  for (auto leaf : d.local_leaves()) {  // the left half becomes heavy
+    if (leaf.cell.anchor[0] * 2 >= (irr::coord_t{1} << leaf.cell.level)) continue;
+    auto timer = d.time_leaf(leaf.id);
+    for (int r = 0; r < 3000; ++r) sink = sink + std::sqrt(static_cast<double>(r));
+  }
+  const std::vector<I> starts(d.local_tree().starts().begin(), d.local_tree().starts().end());
+  const std::vector<I> keys(d.local_keys().begin(), d.local_keys().end());
+  const auto seq_before = gather_leaves(d);
+  const bool remapped = d.rebalance({.threshold = 0.0});
+  require_consistent(d);
+  require_sorted_keys(d);
+  const auto g = gather_leaves(d);
+  REQUIRE(g.starts == seq_before.starts);  // the same tree, in curve order across the ranks
+  REQUIRE(g.levels == seq_before.levels);
+  REQUIRE(g.counts == seq_before.counts);
+  std::vector<Particle> all_in;
+  for (std::size_t i = 0; i < n; ++i) all_in.push_back({pts[i], i});
+  REQUIRE(global_checksum(world, checksum<Particle>(d.local_elements())) == checksum<Particle>(all_in));
+  const auto exp = expected_shipment(world, d.ownership(), starts, keys);
+  const auto& mig = d.last_migration();
+  REQUIRE(mig.hnodes == (remapped ? exp.leaves : 0));
+  REQUIRE(mig.elements == (remapped ? exp.elements : 0));
+  REQUIRE(mig.messages == (remapped ? exp.messages : 0));
+  // Seconds travel too: 8 more bytes per leaf.
+  REQUIRE(mig.bytes == mig.elements * (sizeof(Particle) + sizeof(I)) + mig.hnodes * (sizeof(I) + 17) + mig.messages * 24);
+}

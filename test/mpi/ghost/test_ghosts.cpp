@@ -34,6 +34,7 @@ struct Body {
   std::array<double, D> position{};
   std::uint64_t id = 0;
   double value = 0;
+  double out = 0;  // results of a sweep (read by nobody)
 };
 
 // Reads coarser leaves only, at the Moore offsets: exercises the level flags.
@@ -547,4 +548,49 @@ TEST_CASE("statistics: one message per partner and phase, the extension travels 
   const auto moved = d.collect_ghosts({}, irr::ghost::InformedFaultPrevention{});
   REQUIRE(sum(w, moved.extension_records) <= sum(w, first.extension_records) + sum(w, first.extension_records));
   REQUIRE(count_true(w, ghost_set(d) == needed(d)) == 0);
+}
+
+TEST_CASE("request/answer sweep: overlapped leaves give what a collection and a loop give", "[ghost][sweep]") {
+  mpi::communicator w;
+  using Domain = irr::IrregularDomain<Body<2>, irr::stencil::Moore<2>, irr::curve::Morton<2>>;
+  Domain d(w, unit2, irr::refine::max_elements(4));
+  d.insert(bodies<2>(900, 61, w));
+  d.build();
+  // out = the number of elements this leaf reads (own and neighbours), in every element.
+  auto f = [&d](typename Domain::Leaf leaf, const irr::LeafNeighbours& nb) {
+    double n = static_cast<double>(leaf.elements.size());
+    for (auto j : nb.local) n += static_cast<double>(d.leaf(j).elements.size());
+    for (auto g : nb.ghost) n += static_cast<double>(d.ghost(g).elements.size());
+    for (auto& e : leaf.elements) e.out = n;
+  };
+  const auto stats = d.sweep(f, {.contact = irr::Contact::corner});
+  std::map<std::uint64_t, double> swept;
+  for (const auto& e : d.local_elements()) swept[e.id] = e.out;
+  REQUIRE(count_true(w, ghost_set(d) == needed(d)) == 0);  // the layer stays behind, exact
+  REQUIRE(count_true(w, w.size() == 1 || stats.request.messages > 0) == 0);
+  d.collect_ghosts({.contact = irr::Contact::corner}, irr::ghost::RequestAnswer{});
+  irr::LeafNeighbours nb;
+  for (std::size_t i = 0; i < d.local_leaf_count(); ++i) {
+    d.neighbours(i, nb, irr::Contact::corner);
+    f(d.leaf(i), nb);
+  }
+  bool same = true;
+  for (const auto& e : d.local_elements()) same = same && swept.at(e.id) == e.out;
+  REQUIRE(count_true(w, same) == 0);
+  // A throwing f on one rank: every rank throws the same error, elements restored.
+  for (auto& e : d.local_elements()) e.out = -1;
+  const int bad = w.size() - 1;
+  std::string message;
+  try {
+    d.sweep([&](typename Domain::Leaf leaf, const irr::LeafNeighbours&) {
+      for (auto& e : leaf.elements) e.out = 7;
+      if (w.rank() == bad && leaf.id + 1 == d.local_leaf_count()) throw std::runtime_error("leaf failed");
+    });
+  } catch (const irr::collective_error& e) {
+    message = e.what();
+  }
+  REQUIRE(count_true(w, message.find("leaf failed") != std::string::npos || d.local_leaf_count() == 0) == 0);
+  bool restored = true;
+  for (const auto& e : d.local_elements()) restored = restored && e.out == -1;
+  REQUIRE(count_true(w, restored) == 0);
 }
