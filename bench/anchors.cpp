@@ -7,6 +7,7 @@
 #include <irregular/irregular.hpp>
 #include <irregular/distributed/partition_points.hpp>
 #include <irregular/tree/partition_points.hpp>
+#include "detail/circle_mesh.hpp"
 #include "detail/timing.hpp"
 
 #include <boost/mpi/collectives.hpp>
@@ -265,63 +266,16 @@ Row zoltan(const mpi::communicator& comm, const char* method, const std::vector<
 
 // ---- the p4est anchor mesh -----------------------------------------------------------------
 // Unit square, uniform level 6, refined toward the circle of radius 0.3 centred (0.4, 0.4) up to
-// max_level, 2:1 balanced across faces and corners. The rule: split a quadrant of side h whose
-// centre lies within h of the circle (| |centre - (0.4, 0.4)| - 0.3 | < h). With p4est_balance
-// (P4EST_CONNECT_FULL) it gives exactly the reference 244,054 leaves at level 14. (Splitting when
-// the circle passes through the quadrant gives 199,357 with FULL and 176,554 with FACE; the
-// centre within h with FACE 221,512; within half a diagonal 207,925 with FULL.)
-// Both sides evaluate the rule on the same doubles (x0, y0, h are exact dyadic numbers).
-
-bool circle_splits(double x0, double y0, double h) {
-  const double mx = x0 + h / 2 - 0.4, my = y0 + h / 2 - 0.4;
-  return std::abs(std::sqrt(mx * mx + my * my) - 0.3) < h;
-}
-
-constexpr int mesh_min_level = 6;
-using MeshCurve = irr::curve::Morton<2>;  // p4est's z-order: x is the low bit
-using Mesh = irr::CellTree<MeshCurve, char>;
-
-// The mesh without p4est: CellTree from uniform level 6, refined by the rule until nothing
-// splits, then the coarsest FULL 2:1 balanced tree.
-Mesh make_mesh(int max_level) {
-  Mesh m = Mesh::uniform(mesh_min_level, char{0});
-  auto keep = [](const char&, const irr::Cell<2>&) { return char{0}; };
-  auto merge = [](std::span<const char>) { return char{0}; };
-  for (;;) {
-    bool any = false;
-    for (std::size_t i = 0; i < m.size(); ++i) {
-      const auto c = m.cell(i);
-      const double h = std::ldexp(1.0, -c.level);
-      if (c.level < max_level && circle_splits(static_cast<double>(c.anchor[0]) * h, static_cast<double>(c.anchor[1]) * h, h)) {
-        m.mark(i, irr::Mark::refine);
-        any = true;
-      }
-    }
-    if (!any) break;
-    m.adapt(keep, merge);
-  }
-  m.balance(irr::BalanceKind::full, keep);
-  return m;
-}
-
-std::uint64_t cell_key(const irr::Cell<2>& c) {
-  return (static_cast<std::uint64_t>(c.level) << 56) | (c.anchor[1] << 28) | c.anchor[0];
-}
-
-// The internal cells of the mesh (every strict ancestor of a leaf): the refinement condition
-// that makes the domain's tree equal the mesh.
-std::unordered_set<std::uint64_t> internal_cells(const Mesh& m) {
-  std::unordered_set<std::uint64_t> in;
-  in.reserve(m.size() / 2);
-  for (std::size_t i = 0; i < m.size(); ++i) {
-    auto c = m.cell(i);
-    while (c.level > 0) {
-      c = {{c.anchor[0] / 2, c.anchor[1] / 2}, c.level - 1};
-      if (!in.insert(cell_key(c)).second) break;  // its ancestors are in already
-    }
-  }
-  return in;
-}
+// max_level, FULL 2:1 balanced: 244,054 leaves at level 14 (detail/circle_mesh.hpp, shared with
+// bench_ghost). Both sides evaluate the rule on the same doubles.
+namespace cm = bench::circle_mesh;
+using cm::cell_key;
+using cm::internal_cells;
+using cm::make_mesh;
+using cm::Mesh;
+using cm::MeshCurve;
+constexpr int mesh_min_level = cm::min_level;
+bool circle_splits(double x0, double y0, double h) { return cm::splits(x0, y0, h); }
 
 struct AnchorRow {
   std::string what;

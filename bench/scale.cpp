@@ -13,7 +13,7 @@
 //   partition SfcBlocking::partition                                 (sfc_blocking.hpp)
 //   migration settle_on_map on the new map + all_reduce of the migration counters
 // move_elements (every point squeezed into the strip x in [0.1, 0.3], so the load piles up on a
-// few ranks) and rebalance (decide = agree + threshold check + load_report; partition; migration) likewise. The
+// few ranks) and rebalance (decide = one all_reduce checking the threshold + load_report; partition; migration) likewise. The
 // same operations run through an IrregularDomain on the same data; the table prints both, and
 // the program checks that the sum of the phases equals the domain's whole call exactly (calls,
 // messages, bytes on every rank; polls such as MPI_Improbe/MPI_Test vary with timing and are
@@ -169,12 +169,11 @@ class Pipeline {
 
   bool rebalance() {
     rec_.start();
-    irr::mpi::agree(comm_, [&] {
-      if (!(threshold >= 0) || !std::isfinite(threshold)) throw irr::invalid_argument("threshold");
-    });
-    // The ranks check that they pass one threshold (one all_reduce of two doubles).
-    std::array<double, 2> t{threshold, -threshold}, tmax{};
-    bmpi::all_reduce(comm_, t.data(), 2, tmax.data(), bmpi::maximum<double>());
+    // The ranks check in one all_reduce that they pass one valid threshold (the domain agrees
+    // on a message only when some rank's threshold is bad).
+    const bool bad = !(threshold >= 0) || !std::isfinite(threshold);
+    std::array<double, 3> t{bad ? 0.0 : threshold, bad ? 0.0 : -threshold, bad ? 1.0 : 0.0}, tmax{};
+    bmpi::all_reduce(comm_, t.data(), 3, tmax.data(), bmpi::maximum<double>());
     // load_report(): every rank's load, gathered.
     double mine = 0;
     for (double l : loads_) mine += l;
@@ -211,7 +210,7 @@ class Pipeline {
   }
 
   Map settle_on(const Map& map) {
-    std::vector<double> payload(leaves_.size(), 0.0);
+    std::vector<double> payload;  // non-measured loads do not travel: they are estimated again
     Map settled = irr::settle_on_map(comm_, map, leaves_, payload, store_.elements, store_.keys, store_.key_fn(),
                                      tag_migrate, migration_);
     store_.index_leaves(leaves_);

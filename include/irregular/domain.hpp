@@ -13,6 +13,7 @@
 #include <irregular/distributed/distributed_sort.hpp>
 #include <irregular/distributed/element_store.hpp>
 #include <irregular/distributed/ghost_layer.hpp>
+#include <irregular/distributed/ghost_store.hpp>
 #include <irregular/distributed/ghost_strategies.hpp>
 #include <irregular/distributed/leaf_loads.hpp>
 #include <irregular/distributed/load_metric.hpp>
@@ -95,12 +96,6 @@ struct Neighbourhood {
   };
   std::vector<std::size_t> local;
   std::vector<Remote> remote;
-};
-
-/// The neighbours of one local leaf by id: local leaf ids and ghost ids (see ghosts()).
-struct LeafNeighbours {
-  std::vector<std::size_t> local;
-  std::vector<std::size_t> ghost;
 };
 
 /// One distributed irregular problem: elements of type Element located in a Box, an H-Tree
@@ -229,14 +224,17 @@ class IrregularDomain {
   /// max_unbalance computed, and only if it exceeds `threshold` the partitioner maps the leaves
   /// anew and they move to their new holders. Returns whether it remapped. Collective over comm.
   bool rebalance(RebalanceOptions opt = {}) {
-    mpi::agree(comm_.get(), [&] {
-      if (!(opt.threshold >= 0) || !std::isfinite(opt.threshold))
-        throw invalid_argument("irregular::IrregularDomain::rebalance: threshold " + std::to_string(opt.threshold) +
-                               " on rank " + std::to_string(comm_.rank()) + " must be finite and >= 0");
-    });
-    // Every rank must take the same decision: thresholds that differ would split the ranks.
-    std::array<double, 2> t{opt.threshold, -opt.threshold}, tmax{};
-    boost::mpi::all_reduce(comm_.get(), t.data(), 2, tmax.data(), boost::mpi::maximum<double>());
+    // Every rank must take the same decision: thresholds that differ would split the ranks. One
+    // all_reduce checks both; a bad threshold anywhere takes the agreement that names it.
+    const bool bad = !(opt.threshold >= 0) || !std::isfinite(opt.threshold);
+    std::array<double, 3> t{bad ? 0.0 : opt.threshold, bad ? 0.0 : -opt.threshold, bad ? 1.0 : 0.0}, tmax{};
+    boost::mpi::all_reduce(comm_.get(), t.data(), 3, tmax.data(), boost::mpi::maximum<double>());
+    if (tmax[2] != 0)
+      mpi::agree(comm_.get(), [&] {
+        if (bad)
+          throw invalid_argument("irregular::IrregularDomain::rebalance: threshold " + std::to_string(opt.threshold) +
+                                 " on rank " + std::to_string(comm_.rank()) + " must be finite and >= 0");
+      });
     if (tmax[0] != -tmax[1])  // the lowest rank below the largest threshold is named
       mpi::agree_on(comm_.get(), opt.threshold == tmax[0] ? std::nullopt
                                      : std::optional<std::string>("irregular::IrregularDomain::rebalance: threshold " +
@@ -372,10 +370,7 @@ class IrregularDomain {
   const GhostStats& collect_ghosts(GhostOptions opt = {}, G strategy = {}) {
     static_assert(Reads::dim == dim,
                   "irregular::IrregularDomain::collect_ghosts: the stencil's dimension differs from the domain's");
-    check_collection(opt, "collect_ghosts");
-    ghosts_ = strategy.template collect<Reads>(collection_input(opt));
-    ghosts_.stats().values = size_and_fill_ghosts();
-    return ghosts_.stats();
+    return ghosts_.template collect<Reads>(tree("irregular::IrregularDomain::collect_ghosts"), opt, strategy, payload());
   }
 
   /// Request/answer with excess parallelism (baiardi-collecting-remote-data §3.1): runs
@@ -389,14 +384,11 @@ class IrregularDomain {
   /// Returns this rank's statistics. Collective over comm.
   template <class F>
   const GhostStats& sweep(F&& f, GhostOptions opt = {}) {
-    check_collection(opt, "sweep");
     std::vector<Element> saved(store_.elements);  // f is user code and may change elements
-    ghosts_ = GhostLayer<C>{};
-    ghost_offsets_.assign(1, 0);
-    ghost_elements_.clear();
     std::optional<std::string> failure;
     LeafNeighbours nb;
-    auto run = [&](std::size_t i) {
+    const auto& stats = ghosts_.template sweep<S>(tree("irregular::IrregularDomain::sweep"), opt, payload(),
+                                                  [&](std::size_t i) {
       if (failure) return;
       try {
         neighbours(i, nb, opt.contact);
@@ -406,60 +398,33 @@ class IrregularDomain {
       } catch (...) {
         failure = "irregular::IrregularDomain::sweep: unknown exception on rank " + std::to_string(comm_.rank());
       }
-    };
-    std::vector<std::size_t> deferred;
-    std::size_t next = 0;
-    auto work = [&] {  // one leaf that needs nothing remote per call
-      while (next < leaves_.size()) {
-        const std::size_t i = next++;
-        bool remote = false;
-        if (comm_.size() > 1)
-          uncovered_stencil_intervals<C, S>(leaves_.starts(), leaves_.levels(), leaves_.cell(i), options_.periodic,
-                                            [&](IndexInterval<index_type>) { remote = true; });
-        if (remote) {
-          deferred.push_back(i);
-          continue;
-        }
-        run(i);
-        return true;
-      }
-      return false;
-    };
-    ghosts_ = ghost::RequestAnswer{}.template collect<S>(collection_input(opt), work);
-    while (work()) {
-    }
-    ghosts_.stats().values = size_and_fill_ghosts();
-    for (std::size_t i : deferred) run(i);
+    });
     try {
       mpi::agree_on(comm_.get(), failure);
     } catch (const collective_error&) {
       store_.elements = std::move(saved);
       throw;
     }
-    return ghosts_.stats();
+    return stats;
   }
 
   /// The ghost leaves of the last collection (sorted by start; ids index ghost()).
-  [[nodiscard]] const GhostLayer<C>& ghosts() const noexcept { return ghosts_; }
+  [[nodiscard]] const GhostLayer<C>& ghosts() const noexcept { return ghosts_.layer(); }
   [[nodiscard]] GhostLeaf ghost(std::size_t g) const {
-    IRREGULAR_ASSERT(g < ghosts_.size());
-    return GhostLeaf{g, ghosts_.cell(g), ghosts_.interval(g), ghosts_.counts()[g], ghosts_.owners()[g],
-                     std::span<const Element>(ghost_elements_).subspan(ghost_offsets_[g],
-                                                                       ghost_offsets_[g + 1] - ghost_offsets_[g])};
+    const auto& l = ghosts_.layer();
+    IRREGULAR_ASSERT(g < l.size());
+    return GhostLeaf{g, l.cell(g), l.interval(g), l.counts()[g], l.owners()[g], ghosts_.of(g)};
   }
   /// Every ghost element, ghost by ghost in curve order (writable for accumulate_ghosts).
-  [[nodiscard]] std::span<Element> ghost_elements() noexcept { return ghost_elements_; }
-  [[nodiscard]] std::span<const Element> ghost_elements() const noexcept { return ghost_elements_; }
+  [[nodiscard]] std::span<Element> ghost_elements() noexcept { return ghosts_.values(); }
+  [[nodiscard]] std::span<const Element> ghost_elements() const noexcept { return ghosts_.values(); }
   /// Whether the ghost layer still matches the tree and the map.
-  [[nodiscard]] bool ghosts_current() const noexcept { return ghosts_.collected() && ghosts_.generation() == generation_; }
+  [[nodiscard]] bool ghosts_current() const noexcept { return ghosts_.current(generation_); }
 
   /// Refreshes the ghost elements from their owners along the cached schedule (one message per
-  /// partner). Throws irregular::collective_error (naming stale_ghosts) on every rank when the
+  /// partner). Throws irregular::collective_error on every rank when the
   /// tree or the map changed since the collection. Collective over comm.
-  GhostPhase exchange_ghosts() {
-    check_ghosts("exchange_ghosts");
-    return fill_ghosts();
-  }
+  GhostPhase exchange_ghosts() { return ghosts_.exchange(tree("irregular::IrregularDomain::exchange_ghosts"), payload()); }
 
   /// Sends every ghost element back to its owner, which combines it into its own element with
   /// op(Element& mine, const Element& contribution), partners in rank order (deterministic).
@@ -468,30 +433,8 @@ class IrregularDomain {
   /// no local element has changed. Collective over comm.
   template <class Op>
   GhostPhase accumulate_ghosts(Op&& op) {
-    check_ghosts("accumulate_ghosts");
-    // op is user code: the elements it may change (those of scheduled leaves) are kept aside.
-    std::vector<Element> kept;
-    for (std::size_t k = 0; k < ghosts_.send_ranks().size(); ++k)
-      for (std::size_t i : ghosts_.send_leaves(k)) {
-        const auto run = store_.of_leaf(i);
-        kept.insert(kept.end(), run.begin(), run.end());
-      }
-    GhostPhase sent;
-    try {
-      mpi::agree(comm_.get(), [&] {
-        sent = ghosts_.accumulate(comm_.get(), tag_ghost + 4, std::span<Element>(store_.elements),
-                                  std::span<const std::size_t>(store_.offsets),
-                                  std::span<const Element>(ghost_elements_), std::span<const std::size_t>(ghost_offsets_),
-                                  op);
-      });
-    } catch (const collective_error&) {
-      std::size_t at = 0;
-      for (std::size_t k = 0; k < ghosts_.send_ranks().size(); ++k)
-        for (std::size_t i : ghosts_.send_leaves(k))
-          for (auto& e : store_.of_leaf(i)) e = kept[at++];
-      throw;
-    }
-    return sent;
+    return ghosts_.accumulate(tree("irregular::IrregularDomain::accumulate_ghosts"), std::span<Element>(store_.elements),
+                              std::span<const std::size_t>(store_.offsets), op);
   }
 
   /// The neighbours of local leaf i by id: local leaves and ghosts that it reads under the
@@ -500,13 +443,7 @@ class IrregularDomain {
   /// among the ghosts of the last collection only. Local, no communication.
   void neighbours(std::size_t i, LeafNeighbours& out, Contact contact = Contact::stencil) const {
     IRREGULAR_ASSERT(i < leaves_.size());
-    const auto c = leaves_.cell(i);
-    detail_ghost::read_by<C, S>(leaves_.starts(), leaves_.levels(), c, options_.periodic, contact,
-                                LevelRange::all(), out.local);
-    out.ghost.clear();
-    if (ghosts_.size() > 0)
-      detail_ghost::read_by<C, S>(ghosts_.starts(), ghosts_.levels(), c, options_.periodic, contact,
-                                  LevelRange::all(), out.ghost);
+    ghosts_.template neighbours<S>(leaves_, leaves_.cell(i), options_.periodic, contact, out);
   }
 
   /// What the last build / move_elements / rebalance moved, summed over all ranks (replicated).
@@ -527,8 +464,7 @@ class IrregularDomain {
   /// Every rank's load, the average and the unbalance. Collective over comm.
   [[nodiscard]] LoadReport load_report() {
     loads_.agree_unit(comm_.get(), leaves_);
-    double mine = 0;
-    for (double l : loads_.values()) mine += l;
+    const double mine = loads_.total();  // the loads summed in leaf order, kept by LeafLoads
     LoadReport r;
     boost::mpi::all_gather(comm_.get(), mine, r.loads);
     double total = 0, lmax = 0;
@@ -585,18 +521,29 @@ class IrregularDomain {
 
   /// Holds every leaf whole on `map` and places leaves (with their measured seconds or loads)
   /// and elements there; refreshes leaf runs and loads. `runs_current`: the element store's leaf
-  /// runs match the leaves now, so the remap keeps them up to date instead of indexing anew.
-  /// Returns the settled map.
+  /// runs and the loads match the leaves now, so the remap keeps them up to date instead of
+  /// indexing anew, and after a segment shift only the arrivals are estimated (the loads of
+  /// other metrics than measured ones are their estimates). Returns the settled map.
   template <OwnershipMap M>
   M settle_on(const M& map, bool runs_current = false) {
     // Only measured seconds are worth carrying; other metrics are estimated again below.
     std::vector<double> payload;
     if constexpr (LeafLoads<C, Metric>::is_measured) payload = loads_.payload(leaves_.size());
+    ShiftLayout layout;
     M settled = settle_on_map(comm_.get(), map, leaves_, payload, store_.elements, store_.keys, store_.key_fn(),
-                              tag_migrate, migration_, runs_current ? &store_.offsets : nullptr);
+                              tag_migrate, migration_, runs_current ? &store_.offsets : nullptr, &layout);
     if (!runs_current) store_.index_leaves(leaves_);
     loads_.receive(std::move(payload), leaves_.size());
-    guarded([&] { estimate_loads(); });  // the metric may be user code
+    guarded([&] {  // the metric may be user code
+      if constexpr (!LeafLoads<C, Metric>::is_measured) {
+        if (runs_current && layout.spliced) {
+          loads_.shift(layout, options_.load, leaves_, [this](std::size_t i) { return store_.of_leaf(i); },
+                       comm_.rank());
+          return;
+        }
+      }
+      estimate_loads();
+    });
     loads_.agree_unit(comm_.get(), leaves_);
     return settled;
   }
@@ -662,40 +609,11 @@ class IrregularDomain {
     ++generation_;
   }
 
-  void check_collection(const GhostOptions& opt, const char* who) const {
-    mpi::agree(comm_.get(), [&] {
-      if (generation_ == 0)
-        throw invalid_argument(std::string("irregular::IrregularDomain::") + who +
-                               ": the domain is not built; call build() first");
-      if (opt.levels.min < 0 || opt.levels.min > opt.levels.max)
-        throw invalid_argument(std::string("irregular::IrregularDomain::") + who + ": level range [" +
-                               std::to_string(opt.levels.min) + ", " + std::to_string(opt.levels.max) +
-                               "] on rank " + std::to_string(comm_.rank()) + " is empty or negative");
-    });
+  typename GhostStore<C, Element>::template Tree<map_type> tree(const char* who) const {
+    return {comm_.get(), leaves_, map_, options_.periodic, generation_, tag_ghost, who};
   }
-  CollectionInput<C, map_type> collection_input(const GhostOptions& opt) {
-    return {comm_.get(), leaves_, map_, options_.periodic, opt, generation_, extension_, tag_ghost};
-  }
-  /// Sizes the ghost elements from the collected counts and fills them from the owners.
-  GhostPhase size_and_fill_ghosts() {
-    ghost_offsets_.assign(ghosts_.size() + 1, 0);
-    for (std::size_t g = 0; g < ghosts_.size(); ++g) ghost_offsets_[g + 1] = ghost_offsets_[g] + ghosts_.counts()[g];
-    ghost_elements_.assign(ghost_offsets_.back(), Element{});
-    return fill_ghosts();
-  }
-  void check_ghosts(const char* who) const {
-    mpi::agree(comm_.get(), [&] {
-      if (!ghosts_.collected())
-        throw stale_ghosts(std::string("irregular::IrregularDomain::") + who + ": no ghost layer; call collect_ghosts() first");
-      if (ghosts_.generation() != generation_)
-        throw stale_ghosts(std::string("irregular::IrregularDomain::") + who +
-                           ": the tree or the map changed since collect_ghosts(); collect again");
-    });
-  }
-  GhostPhase fill_ghosts() {
-    return ghosts_.exchange(comm_.get(), tag_ghost + 3, std::span<const Element>(store_.elements),
-                            std::span<const std::size_t>(store_.offsets), std::span<Element>(ghost_elements_),
-                            std::span<const std::size_t>(ghost_offsets_));
+  LeafPayload<Element> payload() const {
+    return {std::span<const Element>(store_.elements), std::span<const std::size_t>(store_.offsets)};
   }
 
   mpi::OwnedCommunicator comm_;
@@ -709,10 +627,7 @@ class IrregularDomain {
   BuildProfile profile_{};
   std::size_t max_leaves_ = 0;
   std::uint64_t generation_ = 0;  ///< bumped whenever the tree or the map changes
-  GhostLayer<C> ghosts_;
-  std::vector<Element> ghost_elements_;
-  std::vector<std::size_t> ghost_offsets_{0};
-  ExtensionCache<C> extension_;
+  GhostStore<C, Element> ghosts_;
 };
 
 }  // namespace irregular

@@ -44,6 +44,7 @@
 // L2 tree
 #include <irregular/tree/balance.hpp>
 #include <irregular/tree/cell_tree.hpp>
+#include <irregular/tree/contact.hpp>
 #include <irregular/tree/htree.hpp>
 #include <irregular/tree/neighbours.hpp>
 #include <irregular/tree/partition_points.hpp>
@@ -55,6 +56,7 @@
 #include <irregular/mpi/collective_error.hpp>
 #include <irregular/mpi/communicator.hpp>
 #include <irregular/mpi/counters.hpp>
+#include <irregular/mpi/merged_exchange.hpp>
 #include <irregular/mpi/sparse_exchange.hpp>
 #include <irregular/mpi/transport.hpp>
 
@@ -62,6 +64,9 @@
 #include <irregular/distributed/blocking_partitioner.hpp>
 #include <irregular/distributed/distributed_sort.hpp>
 #include <irregular/distributed/element_store.hpp>
+#include <irregular/distributed/ghost_layer.hpp>
+#include <irregular/distributed/ghost_store.hpp>
+#include <irregular/distributed/ghost_strategies.hpp>
 #include <irregular/distributed/load_metric.hpp>
 #include <irregular/distributed/local_leaves.hpp>
 #include <irregular/distributed/migration.hpp>
@@ -77,5 +82,8 @@
 #include <irregular/distributed/sfc_blocking.hpp>
 
 // L5 domain, io
+#include <irregular/cell_domain.hpp>
 #include <irregular/domain.hpp>
 #include <irregular/io/svg.hpp>
+#include <irregular/io/vtk.hpp>
+#include <irregular/io/vtk_domain.hpp>

@@ -28,7 +28,8 @@ struct Cell {
 template <class Int>
 constexpr Int ipow(Int base, int e) noexcept {
   Int r = 1;
-  for (int i = 0; i < e; ++i) r *= base;
+  for (; e > 0; e >>= 1, base *= base)
+    if (e & 1) r *= base;
   return r;
 }
 

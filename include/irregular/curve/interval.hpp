@@ -16,8 +16,8 @@ namespace detail_interval {
 template <SpaceFillingCurve C>
 constexpr typename C::index_type span(int levels) noexcept {
   // arity^(dim*levels): the number of finest indices under a cell `levels` above the finest.
-  return ipow<typename C::index_type>(static_cast<typename C::index_type>(C::arity),
-                                      C::dim * levels);
+  if constexpr (C::arity == 2) return typename C::index_type{1} << (C::dim * levels);
+  else return ipow<typename C::index_type>(static_cast<typename C::index_type>(C::arity), C::dim * levels);
 }
 }  // namespace detail_interval
 

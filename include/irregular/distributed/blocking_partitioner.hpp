@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -41,6 +42,7 @@ struct ChainCut {
   std::vector<std::uint64_t> separators;
   std::vector<double> loads;
   double bottleneck = 0;
+  std::uint64_t first = 0;  ///< this rank's first leaf as a global position (not replicated)
   [[nodiscard]] double imbalance() const {
     double total = 0;
     for (double l : loads) total += l;
@@ -111,6 +113,140 @@ inline void probe_slice(std::span<const double> prefix, double B, std::uint64_t 
   }
 }
 
+/// The global prefix sums of this rank's slice of the chain, G[x] = offset + S[x] for x in
+/// [0, n], S[x] the sequential running sum of the first x local loads. One pass keeps S only at
+/// every block start (no O(n) array is written, no second pass adds the offset); S[x] is its
+/// block's value plus the loads before x in the block, added in the same order, so every G[x]
+/// equals the sequential prefix sum bit for bit, whatever the loads.
+class ChainPrefix {
+ public:
+  static constexpr std::size_t block = 64;
+
+  /// One pass over the loads: running sum, maximum and validity (minimum, NaN and infinity
+  /// show in the sum); only a bad pass looks for the first negative or non-finite load.
+  explicit ChainPrefix(std::span<const double> loads) : loads_(loads), n_(loads.size()) {
+    blocks_.resize(n_ / block + 1);
+    const Pass r = pass(loads.data(), n_, blocks_.data());
+    const double run = r.run, lo[2] = {r.lo0, r.lo1}, hi[2] = {r.hi0, r.hi1};
+    total_ = run;
+    max_ = std::max(hi[0], hi[1]);
+    if (!(std::min(lo[0], lo[1]) >= 0) || !std::isfinite(run)) {
+      for (std::size_t i = 0; i < n_; ++i)
+        if (!(loads[i] >= 0) || !std::isfinite(loads[i])) {
+          bad_ = i;
+          break;
+        }
+    }
+  }
+
+  struct Pass {
+    double run, lo0, lo1, hi0, hi1;
+  };
+  /// The running sum (stored at every block start), minimum and maximum of in[0, n).
+  static Pass pass(const double* in, std::size_t n, double* starts) noexcept {
+    double run = 0, lo0 = 0, lo1 = 0, hi0 = 0, hi1 = 0;
+    for (std::size_t b0 = 0, j = 0; b0 < n; b0 += block, ++j) {
+      starts[j] = run;
+      const std::size_t b1 = std::min(n, b0 + block);
+      std::size_t i = b0;
+      for (; i + 2 <= b1; i += 2) {  // the chain of adds is the bound; min and max ride along
+        const double u = in[i], v = in[i + 1];
+        run += u;
+        run += v;
+        lo0 = u < lo0 ? u : lo0;
+        lo1 = v < lo1 ? v : lo1;
+        hi0 = hi0 < u ? u : hi0;
+        hi1 = hi1 < v ? v : hi1;
+      }
+      if (i < b1) {
+        const double u = in[i];
+        run += u;
+        lo0 = u < lo0 ? u : lo0;
+        hi0 = hi0 < u ? u : hi0;
+      }
+    }
+    if (n % block == 0) starts[n / block] = run;
+    return {run, lo0, lo1, hi0, hi1};
+  }
+
+  /// The first negative or non-finite load, if any (then nothing else is computed).
+  [[nodiscard]] std::optional<std::size_t> bad() const { return bad_; }
+  [[nodiscard]] double local_total() const noexcept { return total_; }
+  [[nodiscard]] double local_max() const noexcept { return max_; }
+  [[nodiscard]] std::size_t size() const noexcept { return n_; }
+
+  /// The global offset of this rank's slice (the totals of the ranks before, summed in order).
+  void set_offset(double offset) noexcept { offset_ = offset; }
+
+  /// G[x], x in [0, n].
+  [[nodiscard]] double operator[](std::size_t x) const { return offset_ + local(x); }
+
+  /// The first x in [lo, hi) whose G[x] satisfies pred (monotone: false, then true), hi if none.
+  template <class Pred>
+  [[nodiscard]] std::size_t first(std::size_t lo, std::size_t hi, Pred pred) const {
+    if (lo >= hi) return hi;
+    // Block starts j·block in [lo, hi): the first that satisfies pred bounds the scan.
+    const std::size_t jl = (lo + block - 1) / block, jh = (hi + block - 1) / block;
+    std::size_t j = jl, count = jh - jl;
+    while (count > 0) {
+      const std::size_t step = count / 2, mid = j + step;
+      if (!pred(offset_ + blocks_[mid])) {
+        j = mid + 1;
+        count -= step + 1;
+      } else {
+        count = step;
+      }
+    }
+    const std::size_t start = j == jl ? lo : (j - 1) * block, end = j < jh ? j * block : hi;
+    double s = local(start);
+    for (std::size_t x = start; x < end; ++x) {
+      if (pred(offset_ + s)) return x;
+      if (x < n_) s += loads_[x];
+    }
+    return end;
+  }
+  /// std::lower_bound / std::upper_bound over G[lo, hi).
+  [[nodiscard]] std::size_t lower_bound(std::size_t lo, std::size_t hi, double t) const {
+    return first(lo, hi, [t](double v) { return !(v < t); });
+  }
+  [[nodiscard]] std::size_t upper_bound(std::size_t lo, std::size_t hi, double t) const {
+    return first(lo, hi, [t](double v) { return t < v; });
+  }
+  /// f(x, G[x]) for x in [lo, hi), in order.
+  template <class F>
+  void each(std::size_t lo, std::size_t hi, F&& f) const {
+    if (lo >= hi) return;
+    double s = local(lo);
+    for (std::size_t x = lo; x < hi; ++x) {
+      f(x, offset_ + s);
+      if (x < n_) s += loads_[x];
+    }
+  }
+
+  /// Every G[x] (the pipelined fallback probes read them all).
+  [[nodiscard]] std::vector<double> values() const {
+    std::vector<double> out;
+    out.reserve(n_ + 1);
+    each(0, n_ + 1, [&out](std::size_t, double g) { out.push_back(g); });
+    return out;
+  }
+
+ private:
+  /// S[x]: the block's running sum, continued in order.
+  [[nodiscard]] double local(std::size_t x) const {
+    const std::size_t j = x / block;
+    double s = blocks_[j];
+    for (std::size_t i = j * block; i < x; ++i) s += loads_[i];
+    return s;
+  }
+
+  std::span<const double> loads_;
+  std::size_t n_;
+  std::vector<double> blocks_;  // S at every block start (and at n when n is one)
+  double offset_ = 0, total_ = 0, max_ = 0;
+  std::optional<std::size_t> bad_;
+};
+
 /// Counts collectives and payload into an optional BlockingCutStats.
 struct CutCounter {
   BlockingCutStats* s;
@@ -169,50 +305,35 @@ inline ChainCut blocking_partition(const boost::mpi::communicator& comm,
   const detail::CutCounter count{stats};
   if (stats) *stats = BlockingCutStats{};
   if (max_gathered == 0) max_gathered = blocking_default_max_gathered(p);
-  // Validate first, agreeing on the outcome (the lowest bad rank is named).
-  int bad = -1;
-  std::size_t bad_index = 0;
-  for (std::size_t i = 0; i < local_loads.size(); ++i)
-    if (!(local_loads[i] >= 0) || !std::isfinite(local_loads[i])) { bad = rank; bad_index = i; break; }
-  int first_bad = p;
-  boost::mpi::all_reduce(comm, bad < 0 ? p : bad, first_bad, boost::mpi::minimum<int>());
-  count.collective(sizeof(int), sizeof(int));
-  if (first_bad < p) {
-    std::uint64_t idx = bad_index;
-    boost::mpi::broadcast(comm, idx, first_bad);
-    throw invalid_argument("irregular::blocking_partition: hnode load " + std::to_string(idx) +
-                           " on rank " + std::to_string(first_bad) + " is negative or not finite");
-  }
-
-  // Global prefix sums: local running sums shifted by the offset of the ranks before.
+  // One pass validates the loads and sums them (detail::ChainPrefix); one all_gather of
+  // (count, total, max, first bad load + 1) per rank (O(p) numbers) gives every rank the offsets
+  // and the outcome of the validation (the lowest bad rank is named).
   const std::size_t n = local_loads.size();
-  std::vector<double> prefix(n + 1);
-  double local_total = 0, local_max = 0;
-  prefix[0] = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    local_total += local_loads[i];
-    prefix[i + 1] = local_total;
-    local_max = std::max(local_max, local_loads[i]);
-  }
-  // (count, total, max) of every rank: O(p) replicated numbers, one collective.
-  const std::uint64_t mine[3] = {static_cast<std::uint64_t>(n), std::bit_cast<std::uint64_t>(local_total),
-                                 std::bit_cast<std::uint64_t>(local_max)};
-  std::vector<std::uint64_t> summary(3 * up);
-  boost::mpi::all_gather(comm, mine, 3, summary.data());
+  detail::ChainPrefix prefix(local_loads);
+  const std::uint64_t mine[4] = {static_cast<std::uint64_t>(n), std::bit_cast<std::uint64_t>(prefix.local_total()),
+                                 std::bit_cast<std::uint64_t>(prefix.local_max()),
+                                 prefix.bad() ? static_cast<std::uint64_t>(*prefix.bad()) + 1 : 0};
+  std::vector<std::uint64_t> summary(4 * up);
+  boost::mpi::all_gather(comm, mine, 4, summary.data());
   count.collective(sizeof mine, sizeof mine * up);
+  for (std::size_t r = 0; r < up; ++r)
+    if (summary[4 * r + 3] != 0)
+      throw invalid_argument("irregular::blocking_partition: hnode load " + std::to_string(summary[4 * r + 3] - 1) +
+                             " on rank " + std::to_string(r) + " is negative or not finite");
   double offset = 0, W = 0, wmax = 0;
   std::uint64_t first_global = 0, n_global = 0;
   for (int r = 0; r < p; ++r) {
-    const auto cnt = summary[3 * static_cast<std::size_t>(r)];
-    const double tot = std::bit_cast<double>(summary[3 * static_cast<std::size_t>(r) + 1]);
+    const auto cnt = summary[4 * static_cast<std::size_t>(r)];
+    const double tot = std::bit_cast<double>(summary[4 * static_cast<std::size_t>(r) + 1]);
     if (r == rank) { offset = W; first_global = n_global; }
     W += tot;  // the same order on every rank: offsets and W agree bit for bit
     n_global += cnt;
-    wmax = std::max(wmax, std::bit_cast<double>(summary[3 * static_cast<std::size_t>(r) + 2]));
+    wmax = std::max(wmax, std::bit_cast<double>(summary[4 * static_cast<std::size_t>(r) + 2]));
   }
-  for (double& v : prefix) v = offset + v;  // prefix[n] = offset of the next rank, exactly
+  prefix.set_offset(offset);  // prefix[n] = offset of the next rank, exactly
 
   ChainCut cut;
+  cut.first = first_global;
   std::vector<std::uint64_t> my_cuts;
   bool done = false;
   if (method == BlockingCut::greedy) {
@@ -220,8 +341,7 @@ inline ChainCut blocking_partition(const boost::mpi::communicator& comm,
     for (int k = 1; k < p; ++k) {
       const double threshold = W * k / p;
       if (n == 0 || prefix[n] < threshold || prefix[0] >= threshold) continue;
-      const auto it = std::lower_bound(prefix.begin() + 1, prefix.end(), threshold);
-      my_cuts.push_back(first_global + static_cast<std::uint64_t>(it - prefix.begin()));
+      my_cuts.push_back(first_global + static_cast<std::uint64_t>(prefix.lower_bound(1, n + 1, threshold)));
     }
   } else {
     // DirectCut (Miguet & Pierson) as partition::direct_cut_separators places it: separator k
@@ -231,7 +351,7 @@ inline ChainCut blocking_partition(const boost::mpi::communicator& comm,
     for (std::size_t k = 1; k < up && n > 0; ++k) {
       const double t = W * static_cast<double>(k) / static_cast<double>(p);
       if (!(prefix[0] <= t && prefix[n] > t)) continue;
-      const auto y = static_cast<std::size_t>(std::upper_bound(prefix.begin(), prefix.end(), t) - prefix.begin()) - 1;
+      const std::size_t y = prefix.upper_bound(0, n + 1, t) - 1;
       dc[k] = (prefix[y + 1] - t) < (t - prefix[y]) ? prefix[y + 1] : prefix[y];
     }
     boost::mpi::all_reduce(comm, dc.data(), static_cast<int>(dc.size()), dc_all.data(),
@@ -252,19 +372,17 @@ inline ChainCut blocking_partition(const boost::mpi::communicator& comm,
     const double delta = 8 * std::numeric_limits<double>::epsilon() * (static_cast<double>(p) + 2) * W;
     std::vector<double> win;  // (position bit-cast, prefix) pairs
     if (n > 0) {
-      const auto beg = prefix.begin(), end = prefix.begin() + static_cast<std::ptrdiff_t>(n);
       std::size_t covered = first_global == 0 ? 1 : 0;  // local positions below are taken
       for (std::size_t k = 1; k < up; ++k) {
         const double lo = W - static_cast<double>(p - static_cast<int>(k)) * ub - delta;
         const double hi = static_cast<double>(k) * ub + delta;
         if (hi < prefix[0]) continue;
         if (lo > prefix[n - 1]) break;
-        auto a = static_cast<std::size_t>(std::lower_bound(beg, end, lo) - beg);
-        const auto b = static_cast<std::size_t>(std::upper_bound(beg, end, hi) - beg);
-        for (a = std::max(a, covered); a < b; ++a) {
-          win.push_back(std::bit_cast<double>(static_cast<std::uint64_t>(first_global + a)));
-          win.push_back(prefix[a]);
-        }
+        const std::size_t a = prefix.lower_bound(0, n, lo), b = prefix.upper_bound(0, n, hi);
+        prefix.each(std::max(a, covered), b, [&](std::size_t x, double g) {
+          win.push_back(std::bit_cast<double>(static_cast<std::uint64_t>(first_global + x)));
+          win.push_back(g);
+        });
         covered = std::max(covered, b);
       }
     }
@@ -339,11 +457,12 @@ inline ChainCut blocking_partition(const boost::mpi::communicator& comm,
       // characterisation: an infeasible B lifts the lower bound to the least part extension, a
       // feasible one lowers the upper bound to the load it attained; both are interval sums, so
       // it ends exactly). A probe passes the carry along the ranks (p hops).
+      const std::vector<double> all_prefix = prefix.values();
       auto probe = [&](double B, std::vector<std::uint64_t>* cuts) {
         detail::ProbeCarry c;
         if (stats) ++stats->probes;
         if (rank > 0) { comm.recv(rank - 1, 0, c); count.hop(sizeof c, false); }
-        if (c.parts <= static_cast<std::uint64_t>(p)) detail::probe_slice(prefix, B, static_cast<std::uint64_t>(p), c, cuts, first_global);
+        if (c.parts <= static_cast<std::uint64_t>(p)) detail::probe_slice(all_prefix, B, static_cast<std::uint64_t>(p), c, cuts, first_global);
         if (rank + 1 < p) { comm.send(rank + 1, 0, c); count.hop(sizeof c, true); }
         // The last rank closes the final part and tells everyone.
         if (rank == p - 1) c.attained = std::max(c.attained, W - c.part_start);

@@ -159,7 +159,7 @@ struct FaultPrevention {
       for (int r : ranks) sends[static_cast<std::size_t>(r)].push_back(i);
     }
     std::vector<std::pair<int, typename GhostLayer<C>::Record>> arrived;
-    return detail_ghost::finish<C, S>(in, sends, arrived, &GhostStats::prevention, GhostStats{}, t0);
+    return detail_ghost::finish<C, S>(in, sends, arrived, &GhostStats::prevention, GhostStats{}, t0, &boundary);
   }
 };
 

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -97,14 +98,24 @@ class Boundary {
     if constexpr (M::contiguous_segments) {
       roots_ = map.private_roots(me);
       root_of_.resize(leaves.size());
+      std::vector<IndexInterval<typename C::index_type>> spans;
+      spans.reserve(roots_.size());
+      for (const auto& r : roots_) spans.push_back(curve::hnode_interval<C>(r));
       std::size_t k = 0;
-      for (std::size_t i = 0; i < leaves.size(); ++i) {
-        while (k < roots_.size() && !curve::hnode_interval<C>(roots_[k]).contains(leaves.starts()[i])) ++k;
-        root_of_[i] = k;  // == roots_.size() when not inside (cannot happen after a build)
-      }
       known_ = true;
+      for (std::size_t i = 0; i < leaves.size(); ++i) {
+        while (k < roots_.size() && !spans[k].contains(leaves.starts()[i])) ++k;
+        root_of_[i] = k;  // == roots_.size() when not inside (cannot happen after a build)
+        if (!interior(i, leaves.cell(i))) boundary_.push_back(i);
+      }
+    } else {
+      boundary_.resize(leaves.size());
+      for (std::size_t i = 0; i < leaves.size(); ++i) boundary_[i] = i;
     }
   }
+  /// The leaves whose own reach leaves their private root, ascending: the only ones that read
+  /// remote leaves (every leaf when the map's parts are not segments).
+  [[nodiscard]] std::span<const std::size_t> leaves() const noexcept { return boundary_; }
   /// Whether `cell` (leaf i or one of its ancestors) dilated by the reach lies in leaf i's root.
   [[nodiscard]] bool interior(std::size_t i, const Cell<C::dim>& cell) const {
     if (!known_ || root_of_[i] >= roots_.size()) return false;
@@ -125,6 +136,7 @@ class Boundary {
  private:
   std::vector<Cell<C::dim>> roots_;
   std::vector<std::size_t> root_of_;
+  std::vector<std::size_t> boundary_;
   int reach_;
   bool known_ = false;
 };
@@ -176,7 +188,8 @@ void for_each_remote_holder(const M& map, const Cell<M::curve_type::dim>& c, int
 template <SpaceFillingCurve C, Stencil S, OwnershipMap M>
 GhostLayer<C> finish(const CollectionInput<C, M>& in, std::vector<std::vector<std::size_t>>& sends,
                      std::vector<std::pair<int, typename GhostLayer<C>::Record>>& arrived, GhostPhase GhostStats::*record_phase,
-                     GhostStats stats, std::chrono::steady_clock::time_point t0) {
+                     GhostStats stats, std::chrono::steady_clock::time_point t0,
+                     const Boundary<C>* known_boundary = nullptr) {
   using Record = typename GhostLayer<C>::Record;
   const int me = in.comm.rank();
   const auto& leaves = in.leaves;
@@ -221,12 +234,13 @@ GhostLayer<C> finish(const CollectionInput<C, M>& in, std::vector<std::vector<st
   // Useless ghosts: read by no local leaf (only boundary leaves can read a ghost).
   std::vector<char> read(layer.size(), 0);
   if (layer.size() > 0) {
-    const Boundary<C> boundary(in.map, me, leaves, reach<S>());
+    std::optional<Boundary<C>> own;
+    if (known_boundary == nullptr) own.emplace(in.map, me, leaves, reach<S>());
+    const Boundary<C>& boundary = known_boundary ? *known_boundary : *own;
     std::vector<std::size_t> ids;
-    for (std::size_t i = 0; i < leaves.size(); ++i) {
-      const auto cell = leaves.cell(i);
-      if (boundary.interior(i, cell)) continue;
-      read_by<C, S>(layer.starts(), layer.levels(), cell, in.periodic, in.options.contact, in.options.levels, ids);
+    for (std::size_t i : boundary.leaves()) {
+      read_by<C, S>(layer.starts(), layer.levels(), leaves.cell(i), in.periodic, in.options.contact, in.options.levels,
+                    ids);
       for (std::size_t g : ids) read[g] = 1;
     }
   }

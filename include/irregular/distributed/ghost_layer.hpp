@@ -98,12 +98,6 @@ inline GhostStats all_reduce_sum(const boost::mpi::communicator& comm, const Gho
   return r;
 }
 
-/// An exchange or accumulate called after the tree or the map changed, without a new collection.
-class stale_ghosts : public error {
- public:
-  using error::error;
-};
-
 /// The ghost leaves of one rank (sorted by start, disjoint from the local leaves) and the
 /// schedule that moves their values: which local leaves go to which partner, and which ghosts
 /// come from which owner, in the order the owner sends them.
@@ -205,6 +199,8 @@ class GhostLayer {
       for (std::size_t i = source_offsets[k]; i < source_offsets[k + 1]; ++i) g.recv_ghosts_.push_back(ghost_of[i]);
       g.recv_offsets_.push_back(g.recv_ghosts_.size());
     }
+    for (std::size_t k = 0; k < g.send_ranks_.size(); ++k) g.send_runs_.push_back(consecutive(g.send_leaves(k)));
+    for (std::size_t k = 0; k < g.recv_ranks_.size(); ++k) g.recv_runs_.push_back(consecutive(g.recv_ghosts(k)));
     return g;
   }
 
@@ -244,6 +240,11 @@ class GhostLayer {
     for (std::size_t id : ids) out.insert(out.end(), values.begin() + static_cast<std::ptrdiff_t>(offsets[id]),
                                           values.begin() + static_cast<std::ptrdiff_t>(offsets[id + 1]));
   }
+  // Values of a list of leaves: O(1) for a consecutive run (most partners under segment maps).
+  static std::size_t volume(std::span<const std::size_t> ids, std::span<const std::size_t> offsets, bool run) {
+    if (ids.empty()) return 0;
+    return run ? offsets[ids.back() + 1] - offsets[ids.front()] : volume(ids, offsets);
+  }
   static std::size_t volume(std::span<const std::size_t> ids, std::span<const std::size_t> offsets) {
     std::size_t n = 0;
     for (std::size_t id : ids) n += offsets[id + 1] - offsets[id];
@@ -267,53 +268,71 @@ class GhostLayer {
     const auto& in_ranks = fwd ? recv_ranks_ : send_ranks_;
     auto out_ids = [&](std::size_t k) { return fwd ? send_leaves(k) : recv_ghosts(k); };
     auto in_ids = [&](std::size_t k) { return fwd ? recv_ghosts(k) : send_leaves(k); };
+    // Whether a partner's leaves are one consecutive run: fixed by the schedule, found once.
+    auto out_run = [&](std::size_t k) { return (fwd ? send_runs_ : recv_runs_)[k] != 0; };
+    auto in_run = [&](std::size_t k) { return (fwd ? recv_runs_ : send_runs_)[k] != 0; };
     GhostPhase sent;
     if constexpr (mpi::is_raw_transportable<T>) {
-      MPI_Datatype unit;
-      MPI_Type_contiguous(static_cast<int>(sizeof(T)), MPI_BYTE, &unit);
-      MPI_Type_commit(&unit);
-      std::vector<MPI_Request> requests;
-      requests.reserve(in_ranks.size() + out_ranks.size());
+      // Raw bytes through buffers kept between calls: a steady exchange allocates nothing.
+      constexpr std::size_t w = sizeof(T);
+      requests_.clear();
+      recv_at_.assign(in_ranks.size(), SIZE_MAX);
+      std::size_t staged = 0;
+      for (std::size_t k = 0; k < in_ranks.size(); ++k)
+        if (!(fwd && in_run(k))) recv_at_[k] = staged, staged += volume(in_ids(k), to_offsets, in_run(k)) * w;
+      if (recv_bytes_.size() < staged) recv_bytes_.resize(staged);
       // Receives first: in place when the run is contiguous and nothing is combined.
-      std::vector<std::vector<T>> staging(in_ranks.size());
       for (std::size_t k = 0; k < in_ranks.size(); ++k) {
         const auto ids = in_ids(k);
-        const std::size_t n = volume(ids, to_offsets);
+        const std::size_t n = volume(ids, to_offsets, in_run(k)) * w;
         if (n == 0) continue;
         IRREGULAR_ASSERT(n <= static_cast<std::size_t>(INT_MAX));
-        T* dst;
-        if (fwd && consecutive(ids)) {
-          dst = to.data() + to_offsets[ids.front()];
-        } else {
-          staging[k].resize(n);
-          dst = staging[k].data();
-        }
-        requests.emplace_back();
-        MPI_Irecv(dst, static_cast<int>(n), unit, in_ranks[k], tag, comm, &requests.back());
+        void* dst = recv_at_[k] == SIZE_MAX ? static_cast<void*>(to.data() + to_offsets[ids.front()])
+                                            : static_cast<void*>(recv_bytes_.data() + recv_at_[k]);
+        requests_.emplace_back();
+        MPI_Irecv(dst, static_cast<int>(n), MPI_BYTE, in_ranks[k], tag, comm, &requests_.back());
       }
-      std::vector<T> packed;
-      std::vector<std::size_t> at(out_ranks.size() + 1, 0);
-      for (std::size_t k = 0; k < out_ranks.size(); ++k) at[k + 1] = at[k] + volume(out_ids(k), from_offsets);
-      packed.reserve(at.back());
+      std::size_t packing = 0;
+      for (std::size_t k = 0; k < out_ranks.size(); ++k)
+        if (!out_run(k)) packing += volume(out_ids(k), from_offsets) * w;
+      if (send_bytes_.size() < packing) send_bytes_.resize(packing);  // sized before any send is posted
+      std::size_t at = 0;
       for (std::size_t k = 0; k < out_ranks.size(); ++k) {
         const auto ids = out_ids(k);
-        if (at[k + 1] == at[k]) continue;
-        const T* src;
-        if (consecutive(ids)) {
+        const std::size_t n = volume(ids, from_offsets, out_run(k)) * w;
+        if (n == 0) continue;
+        const void* src;
+        if (out_run(k)) {
           src = from.data() + from_offsets[ids.front()];
         } else {
-          const std::size_t before = packed.size();
-          pack<T>(ids, from, from_offsets, packed);
-          src = packed.data() + before;
+          src = send_bytes_.data() + at;
+          for (std::size_t id : ids) {
+            const std::size_t run = (from_offsets[id + 1] - from_offsets[id]) * w;
+            std::memcpy(send_bytes_.data() + at, from.data() + from_offsets[id], run);
+            at += run;
+          }
         }
-        requests.emplace_back();
-        MPI_Isend(src, static_cast<int>(at[k + 1] - at[k]), unit, out_ranks[k], tag, comm, &requests.back());
+        requests_.emplace_back();
+        MPI_Isend(src, static_cast<int>(n), MPI_BYTE, out_ranks[k], tag, comm, &requests_.back());
         sent.messages += 1;
-        sent.bytes += (at[k + 1] - at[k]) * sizeof(T);
+        sent.bytes += n;
       }
-      MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
-      MPI_Type_free(&unit);
-      scatter(in_ranks.size(), in_ids, staging, to, to_offsets, combine, fwd);
+      MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+      // Staged values go to their slots: copied (forward) or combined into the owner's (reverse).
+      for (std::size_t k = 0; k < in_ranks.size(); ++k) {
+        if (recv_at_[k] == SIZE_MAX) continue;
+        const std::byte* from_bytes = recv_bytes_.data() + recv_at_[k];
+        for (std::size_t id : in_ids(k))
+          for (std::size_t j = to_offsets[id]; j < to_offsets[id + 1]; ++j, from_bytes += w) {
+            if (fwd) {
+              std::memcpy(static_cast<void*>(&to[j]), from_bytes, w);
+            } else {
+              T contribution;
+              std::memcpy(static_cast<void*>(&contribution), from_bytes, w);
+              combine(to[j], std::as_const(contribution));
+            }
+          }
+      }
     } else {
       std::vector<std::vector<T>> staging(in_ranks.size()), outgoing(out_ranks.size());
       std::vector<boost::mpi::request> requests;
@@ -351,6 +370,11 @@ class GhostLayer {
     }
   }
 
+  // Scratch of the raw exchange, kept between calls.
+  mutable std::vector<MPI_Request> requests_;
+  mutable std::vector<std::byte> send_bytes_, recv_bytes_;
+  mutable std::vector<std::size_t> recv_at_;
+
   std::vector<index_type> starts_;
   std::vector<std::uint8_t> levels_;
   std::vector<std::uint64_t> counts_;
@@ -359,6 +383,7 @@ class GhostLayer {
   std::vector<std::size_t> send_offsets_{0}, send_leaves_;
   std::vector<int> recv_ranks_;
   std::vector<std::size_t> recv_offsets_{0}, recv_ghosts_;
+  std::vector<char> send_runs_, recv_runs_;  // per partner: its leaves form one consecutive run
   GhostStats stats_{};
   std::uint64_t generation_ = 0;
   bool collected_ = false;

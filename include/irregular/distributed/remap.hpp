@@ -80,16 +80,20 @@ std::vector<Cell<M::curve_type::dim>> splitting_leaves(const boost::mpi::communi
 /// `map` adjusted so that every leaf is held whole, with leaves and elements placed on it;
 /// `sent` accumulates what this rank sent. `payload` travels with the leaves (one value each) or
 /// is empty (nothing travels; it stays empty). `offsets`, when given, holds every leaf's first
-/// element (leaves + 1 values, as ElementStore::offsets) and is kept so. Contiguous maps whose
+/// element (leaves + 1 values, as ElementStore::offsets) and is kept so. `layout`, when given,
+/// tells a segment shift's kept run and arrivals (ShiftLayout::spliced is false after the general
+/// path). Contiguous maps whose
 /// splitters cut no leaf remap by segment shifts (segment_shift.hpp, O(shipped) per rank); other
 /// maps and cut leaves take the general path, the same on every rank. Collective over comm.
 template <OwnershipMap M, class E, class KeyOf>
 M settle_on_map(const boost::mpi::communicator& comm, const M& map, LocalLeaves<typename M::curve_type>& leaves,
          std::vector<double>& payload, std::vector<E>& elements,
          std::vector<typename M::curve_type::index_type>& keys, KeyOf&& key_of, int tag,
-         mpi::MigrationCounters& sent, std::vector<std::size_t>* offsets = nullptr) {
+         mpi::MigrationCounters& sent, std::vector<std::size_t>* offsets = nullptr,
+         ShiftLayout* layout = nullptr) {
+  if (layout) *layout = ShiftLayout{};
   if constexpr (M::contiguous_segments) {
-    if (auto shifted = shift_segments(comm, map, leaves, payload, elements, keys, offsets, tag)) {
+    if (auto shifted = shift_segments(comm, map, leaves, payload, elements, keys, offsets, tag, layout)) {
       sent += *shifted;
       return map;  // no leaf is cut: holding leaves whole changes nothing
     }

@@ -46,9 +46,8 @@ struct RequestAnswer {
     GhostStats stats;
     std::vector<std::vector<Request>> asks(static_cast<std::size_t>(p));
     const detail_ghost::Boundary<C> boundary(in.map, me, leaves, detail_ghost::reach<S>());
-    for (std::size_t i = 0; i < leaves.size(); ++i) {
+    for (std::size_t i : boundary.leaves()) {
       const auto cell = leaves.cell(i);
-      if (boundary.interior(i, cell)) continue;
       const auto level = all_levels ? any_level : static_cast<std::uint8_t>(cell.level);
       uncovered_stencil_intervals<C, S>(leaves.starts(), leaves.levels(), cell, in.periodic,
                                         [&](IndexInterval<I> iv) {
@@ -94,7 +93,7 @@ struct RequestAnswer {
     answers.finish(take);
     stats.request = {requests.stats().messages_sent, requests.stats().bytes_sent};
     stats.answer = {answers.stats().messages_sent, answers.stats().bytes_sent};
-    return detail_ghost::finish<C, S>(in, sends, arrived, nullptr, stats, t0);
+    return detail_ghost::finish<C, S>(in, sends, arrived, nullptr, stats, t0, &boundary);
   }
 };
 

@@ -24,10 +24,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <memory>
+#include <new>
 #include <numeric>
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -43,40 +47,95 @@ struct Trailer {
   std::uint64_t payload;  // 1 when a payload value travels with each leaf
 };
 
-/// v becomes low ++ v[a, b) ++ high: the kept run moves once (not at all when low.size() == a),
-/// and storage is reallocated only when the result outgrows it.
-template <class T>
-void splice(std::vector<T>& v, std::size_t a, std::size_t b, std::span<const T> low, std::span<const T> high) {
-  const std::size_t k = low.size(), n = k + (b - a) + high.size();
+/// Opens v for low ++ v[a, b) ++ high with k low and h high values: afterwards v.size() ==
+/// k + (b - a) + h, the kept run sits at [k, k + b - a), transformed by f, and the k front and h
+/// back slots hold unspecified values for the caller to overwrite. The kept run moves once (not
+/// at all when k == a and f is the identity); storage is reallocated only when the result
+/// outgrows it, and then only the kept run is copied.
+template <class T, class F = std::identity>
+void open_around(std::vector<T>& v, std::size_t a, std::size_t b, std::size_t k, std::size_t h, F f = {}) {
+  constexpr bool plain = std::is_same_v<F, std::identity>;
+  const std::size_t kept = b - a, n = k + kept + h;
+  const auto at = [](auto& w, std::size_t i) { return w.begin() + static_cast<std::ptrdiff_t>(i); };
   if (n > v.capacity()) {
     std::vector<T> w;
     w.reserve(n);
-    w.insert(w.end(), low.begin(), low.end());
-    w.insert(w.end(), v.begin() + static_cast<std::ptrdiff_t>(a), v.begin() + static_cast<std::ptrdiff_t>(b));
-    w.insert(w.end(), high.begin(), high.end());
+    w.resize(k);
+    if constexpr (plain) {
+      w.insert(w.end(), at(v, a), at(v, b));
+    } else {
+      w.resize(k + kept);
+      std::transform(at(v, a), at(v, b), at(w, k), f);
+    }
+    w.resize(n);
     v.swap(w);
     return;
   }
-  v.erase(v.begin() + static_cast<std::ptrdiff_t>(b), v.end());
-  if (k >= a) {  // the dropped prefix [0, a) is overwritten, the rest of low inserted before it
-    v.insert(v.begin(), low.begin(), low.begin() + static_cast<std::ptrdiff_t>(k - a));
-    std::copy(low.begin() + static_cast<std::ptrdiff_t>(k - a), low.end(), v.begin() + static_cast<std::ptrdiff_t>(k - a));
-  } else {
-    std::copy(low.begin(), low.end(), v.begin() + static_cast<std::ptrdiff_t>(a - k));
-    v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(a - k));
+  if (k > a) {  // the kept run moves up: make room first (no reallocation: n <= capacity)
+    if (v.size() < n) v.resize(n);
+    if constexpr (plain) {
+      std::copy_backward(at(v, a), at(v, b), at(v, k + kept));
+    } else {
+      for (std::size_t i = kept; i-- > 0;) v[k + i] = f(v[a + i]);
+    }
+  } else if (k < a || !plain) {
+    if constexpr (plain) {
+      std::copy(at(v, a), at(v, b), at(v, k));
+    } else {
+      std::transform(at(v, a), at(v, b), at(v, k), f);
+    }
   }
-  v.insert(v.end(), high.begin(), high.end());
+  v.resize(n);
 }
 
-/// The arrivals on one side of the kept run, in curve order (sources in rank order).
-template <class E, class I>
-struct Arrivals {
-  std::vector<E> elements;
-  std::vector<I> keys, starts;
-  std::vector<std::uint64_t> counts;
-  std::vector<double> payload;
-  std::vector<std::uint8_t> levels;
+/// An allocator that leaves new elements of trivial types uninitialized: receive buffers are
+/// overwritten at once, so zeroing them first would be a wasted pass.
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  using value_type = T;
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() noexcept = default;
+  template <class U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* at) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(at)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* at, Args&&... args) {
+    ::new (static_cast<void*>(at)) U(std::forward<Args>(args)...);
+  }
+  template <class U>
+  friend bool operator==(const UninitializedAllocator&, const UninitializedAllocator<U>&) noexcept {
+    return true;
+  }
 };
+
+/// One received shift message, parsed in place: where each array's run starts in the buffer.
+struct Arrival {
+  const char* elements;
+  const char* keys;
+  const char* starts;
+  const char* counts;
+  const char* payload;
+  const char* levels;
+  Trailer t;
+};
+
+/// Copies the runs of `arrivals` that `field` locates (`count` values each) to dst, one after
+/// another.
+template <class T, class Field, class Count>
+void copy_runs(T* dst, std::span<const Arrival> arrivals, Field field, Count count) {
+  for (const Arrival& r : arrivals) {
+    const std::size_t k = count(r);
+    if (k) std::memcpy(static_cast<void*>(dst), field(r), k * sizeof(T));
+    dst += k;
+  }
+}
+
 
 /// Leaf offsets of a run of leaves over its sorted keys, from `base`: out gets one value per leaf.
 /// Returns the number of keys that lie in the leaves (all of them when the run is whole).
@@ -92,18 +151,15 @@ std::size_t run_offsets(std::span<const typename C::index_type> starts, std::spa
   return e;
 }
 
-/// Leaf offsets of a run of leaves from their element counts, from `base`; returns the total.
-inline std::size_t count_offsets(std::span<const std::uint64_t> counts, std::size_t base, std::vector<std::size_t>& out) {
-  out.resize(counts.size());
-  std::size_t e = base;
-  for (std::size_t i = 0; i < counts.size(); ++i) {
-    out[i] = e;
-    e += static_cast<std::size_t>(counts[i]);
-  }
-  return e - base;
-}
-
 }  // namespace detail_shift
+
+/// Where a segment shift put this rank's leaves: `low` arrivals first, then the `kept` leaves
+/// that were at [kept_first, kept_first + kept), then `high` arrivals. Meaningful only when
+/// `spliced` (the arrivals met in curve order, nothing was sorted again).
+struct ShiftLayout {
+  bool spliced = false;
+  std::size_t low = 0, kept_first = 0, kept = 0, high = 0;
+};
 
 /// Places leaves and elements on the segment map `map` by segment shifts, when it can: every
 /// rank's leaves (sorted by start) and elements (sorted by key) split into one run per new
@@ -112,7 +168,7 @@ inline std::size_t count_offsets(std::span<const std::uint64_t> counts, std::siz
 /// arrivals from lower ranks are spliced in front of the kept run, those from higher ranks
 /// behind it. `payload` is one value per leaf that travels with it, or empty (nothing travels).
 /// `offsets`, when given, holds the current first element of every leaf (leaves + 1 values) and
-/// is kept so.
+/// is kept so. `layout`, when given, says where the kept leaves and the arrivals now lie.
 ///
 /// Returns nullopt on every rank, having changed and sent nothing, when the shift does not
 /// apply: elements that need serialization (decided at compile time), or a new splitter strictly
@@ -125,7 +181,8 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
                                                      LocalLeaves<typename M::curve_type>& leaves,
                                                      std::vector<double>& payload, std::vector<E>& elements,
                                                      std::vector<typename M::curve_type::index_type>& keys,
-                                                     std::vector<std::size_t>* offsets, int tag) {
+                                                     std::vector<std::size_t>* offsets, int tag,
+                                                     ShiftLayout* layout = nullptr) {
   using C = typename M::curve_type;
   using I = typename C::index_type;
   using detail_shift::Trailer;
@@ -159,7 +216,10 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
     std::uint64_t global[2] = {0, 0};
     BOOST_MPI_CHECK_RESULT(MPI_Allreduce, (flags, global, 2, MPI_UINT64_T, MPI_MAX, MPI_Comm(comm)));
     if (global[0] != 0) return std::nullopt;
-    if (global[1] == 0) return mpi::MigrationCounters{};
+    if (global[1] == 0) {
+      if (layout) *layout = ShiftLayout{true, 0, 0, n, 0};
+      return mpi::MigrationCounters{};
+    }
 
     // Outgoing: every other destination's runs, addressed where they lie.
     mpi::MigrationCounters sent;
@@ -193,7 +253,7 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
       sends.push_back({firsts[k].first, std::span<const detail::ByteRegion>(regions).subspan(a, b - a)});
     }
     struct Sink {
-      std::vector<std::pair<int, std::vector<char>>> got;
+      std::vector<std::pair<int, std::vector<char, detail_shift::UninitializedAllocator<char>>>> got;
       char* reserve(int source, std::size_t offset, std::size_t bytes) {
         if (offset == 0) got.push_back({source, {}});
         auto& buf = got.back().second;
@@ -207,8 +267,12 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
     detail::nbx_exchange(comm, tag, std::span<const detail::OutgoingGather>(sends), sink, stats);
     std::sort(sink.got.begin(), sink.got.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
 
-    // Arrivals, staged by side (a few typed copies of what arrived: O(received)).
-    detail_shift::Arrivals<E, I> low, high;
+    // Arrivals, parsed in place (they are copied once, straight to their final slots); those
+    // from lower ranks go in front of the kept run, those from higher ranks behind it.
+    std::vector<detail_shift::Arrival> arrivals;
+    arrivals.reserve(sink.got.size());
+    std::size_t n_low = 0;  // arrivals from lower ranks: arrivals[0, n_low)
+    std::size_t low_l = 0, low_e = 0, high_l = 0, high_e = 0;
     for (const auto& [source, msg] : sink.got) {
       Trailer t{};
       const std::size_t leaf_bytes = sizeof(I) + sizeof(std::uint64_t) + 1;
@@ -222,52 +286,74 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
         throw parse_error("irregular::shift_segments: rank " + std::to_string(me) + " received " +
                           std::to_string(msg.size()) + " bytes from rank " + std::to_string(source) +
                           " that do not parse as a segment shift");
-      auto& side = source < me ? low : high;
+      detail_shift::Arrival r{};
+      r.t = t;
       const char* at = msg.data();
-      auto take = [&at](auto& v, std::size_t k) {
-        const std::size_t old = v.size();
-        v.resize(old + k);
-        if (k) std::memcpy(static_cast<void*>(v.data() + old), at, k * sizeof(v[0]));
-        at += k * sizeof(v[0]);
+      auto skip = [&at](std::size_t bytes) {
+        const char* here = at;
+        at += bytes;
+        return here;
       };
-      take(side.elements, t.elements);
-      take(side.keys, t.elements);
-      take(side.starts, t.leaves);
-      take(side.counts, t.leaves);
-      if (has_payload) take(side.payload, t.leaves);
-      take(side.levels, t.leaves);
+      r.elements = skip(t.elements * sizeof(E));
+      r.keys = skip(t.elements * sizeof(I));
+      r.starts = skip(t.leaves * sizeof(I));
+      r.counts = skip(t.leaves * sizeof(std::uint64_t));
+      r.payload = skip(has_payload ? t.leaves * sizeof(double) : 0);
+      r.levels = skip(t.leaves);
+      arrivals.push_back(r);
+      if (source < me) {
+        ++n_low;
+        low_l += t.leaves;
+        low_e += t.elements;
+      } else {
+        high_l += t.leaves;
+        high_e += t.elements;
+      }
     }
-    sink.got.clear();
+    const std::span<const detail_shift::Arrival> low(arrivals.data(), n_low),
+        high(arrivals.data() + n_low, arrivals.size() - n_low);
 
-    // Splice: low ++ kept ++ high, array by array.
+    // Splice, array by array: low ++ kept ++ high, the kept run moved once.
     const std::size_t a = lb[self], b = lb[self + 1], ea = eb[self], ee = eb[self + 1];
+    const std::size_t kept = b - a, kept_e = ee - ea;
     // Offsets of the kept leaves shift by one constant when they index exactly the kept elements.
     const bool offsets_kept = offsets && (*offsets)[a] == ea && (*offsets)[b] == ee;
-    std::vector<std::size_t> low_offsets, high_offsets;
-    bool whole = true;
-    if (offsets_kept) {
-      // A settled leaf holds all its elements, so its global count is its local run length.
-      whole &= detail_shift::count_offsets(low.counts, 0, low_offsets) == low.keys.size();
-      whole &= detail_shift::count_offsets(high.counts, 0, high_offsets) == high.keys.size();
-      for (auto& o : high_offsets) o += low.keys.size() + (ee - ea);
-    }
-    detail_shift::splice<I>(leaves.starts_, a, b, low.starts, high.starts);
-    detail_shift::splice<std::uint8_t>(leaves.levels_, a, b, low.levels, high.levels);
-    detail_shift::splice<std::uint64_t>(leaves.counts_, a, b, low.counts, high.counts);
-    if (has_payload) detail_shift::splice<double>(payload, a, b, low.payload, high.payload);
-    detail_shift::splice<E>(elements, ea, ee, low.elements, high.elements);
-    detail_shift::splice<I>(keys, ea, ee, low.keys, high.keys);
+    auto splice = [&](auto& v, std::size_t first, std::size_t last, std::size_t nl, std::size_t nh, auto field,
+                      auto count) {
+      using T = typename std::remove_reference_t<decltype(v)>::value_type;
+      detail_shift::open_around(v, first, last, nl, nh);
+      detail_shift::copy_runs<T>(v.data(), low, field, count);
+      detail_shift::copy_runs<T>(v.data() + nl + (last - first), high, field, count);
+    };
+    const auto per_leaf = [](const detail_shift::Arrival& r) { return static_cast<std::size_t>(r.t.leaves); };
+    const auto per_element = [](const detail_shift::Arrival& r) { return static_cast<std::size_t>(r.t.elements); };
+    splice(leaves.starts_, a, b, low_l, high_l, [](const auto& r) { return r.starts; }, per_leaf);
+    splice(leaves.levels_, a, b, low_l, high_l, [](const auto& r) { return r.levels; }, per_leaf);
+    splice(leaves.counts_, a, b, low_l, high_l, [](const auto& r) { return r.counts; }, per_leaf);
+    if (has_payload) splice(payload, a, b, low_l, high_l, [](const auto& r) { return r.payload; }, per_leaf);
+    splice(elements, ea, ee, low_e, high_e, [](const auto& r) { return r.elements; }, per_element);
+    splice(keys, ea, ee, low_e, high_e, [](const auto& r) { return r.keys; }, per_element);
+    arrivals.clear();
+    sink.got.clear();
 
     // The blocks meet in curve order under a contiguous map; a source out of rank order (not a
     // contiguous layout before) is repaired by a local sort.
     bool ordered = true;
-    auto meets = [](const auto& v, std::size_t at) { return at == 0 || at >= v.size() || !(v[at] < v[at - 1]); };
-    ordered &= meets(leaves.starts_, low.starts.size()) && meets(leaves.starts_, low.starts.size() + (b - a));
-    ordered &= meets(keys, low.keys.size()) && meets(keys, low.keys.size() + (ee - ea));
-    for (const auto* side : {&low, &high})
-      for (std::size_t k = 1; k < side->starts.size() && ordered; ++k) ordered = side->starts[k - 1] < side->starts[k];
-    for (const auto* side : {&low, &high})
-      for (std::size_t k = 1; k < side->keys.size() && ordered; ++k) ordered = side->keys[k - 1] <= side->keys[k];
+    {
+      const auto& st = leaves.starts_;
+      auto increasing = [&st](std::size_t from, std::size_t to) {  // st[from, to] strictly increasing
+        for (std::size_t k = from + 1; k <= to && k < st.size(); ++k)
+          if (!(st[k - 1] < st[k])) return false;
+        return true;
+      };
+      auto sorted_keys = [&keys](std::size_t from, std::size_t to) {  // keys[from, to] not decreasing
+        for (std::size_t k = from + 1; k <= to && k < keys.size(); ++k)
+          if (keys[k] < keys[k - 1]) return false;
+        return true;
+      };
+      ordered = increasing(0, low_l) && increasing(low_l + kept - (kept > 0 ? 1 : 0), st.size()) &&
+                sorted_keys(0, low_e) && sorted_keys(low_e + kept_e - (kept_e > 0 ? 1 : 0), keys.size());
+    }
     if (!ordered) {
       std::vector<std::size_t> order(leaves.size());
       std::iota(order.begin(), order.end(), std::size_t{0});
@@ -286,10 +372,34 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
 
     if (offsets) {
       auto& off = *offsets;
-      if (ordered && offsets_kept && whole) {
-        const std::size_t nlow = low.starts.size(), kept = b - a, nlow_e = low.keys.size();
-        detail_shift::splice<std::size_t>(off, a, b, low_offsets, high_offsets);
-        for (std::size_t i = nlow; i < nlow + kept; ++i) off[i] = off[i] - ea + nlow_e;
+      // A settled leaf holds all its elements, so its global count is its local run length.
+      bool whole = ordered && offsets_kept;
+      if (whole) {
+        std::size_t sum = 0;
+        for (std::size_t i = 0; i < low_l; ++i) sum += static_cast<std::size_t>(leaves.counts_[i]);
+        whole = sum == low_e;
+        sum = 0;
+        for (std::size_t i = low_l + kept; i < leaves.size(); ++i) sum += static_cast<std::size_t>(leaves.counts_[i]);
+        whole = whole && sum == high_e;
+      }
+      if (whole) {
+        off.pop_back();  // the end marker; kept leaves' offsets move by one constant
+        if (low_e == ea) {
+          detail_shift::open_around(off, a, b, low_l, high_l);
+        } else {
+          const std::size_t up = low_e, down = ea;
+          detail_shift::open_around(off, a, b, low_l, high_l, [up, down](std::size_t o) { return o - down + up; });
+        }
+        std::size_t e = 0;
+        for (std::size_t i = 0; i < low_l; ++i) {
+          off[i] = e;
+          e += static_cast<std::size_t>(leaves.counts_[i]);
+        }
+        e = low_e + kept_e;
+        for (std::size_t i = low_l + kept; i < leaves.size(); ++i) {
+          off[i] = e;
+          e += static_cast<std::size_t>(leaves.counts_[i]);
+        }
         off.push_back(keys.size());
       } else {  // one linear pass, as ElementStore::index_leaves
         off.clear();
@@ -299,6 +409,7 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
         off.push_back(keys.size());
       }
     }
+    if (layout) *layout = ShiftLayout{ordered, low_l, a, kept, high_l};
     return sent;
   }
 }

@@ -10,13 +10,17 @@
 #include <irregular/distributed/segment_map.hpp>
 
 #include <boost/mpi/collectives.hpp>
+#include <boost/mpi/exception.hpp>
 #include <boost/serialization/utility.hpp>
 #include <boost/serialization/vector.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <utility>
 #include <vector>
+
+#include <mpi.h>
 
 namespace irregular::partitioner {
 
@@ -40,21 +44,33 @@ struct SfcBlocking {
                           const SegmentMap<C>* /*current*/) const {
     using I = typename C::index_type;
     const auto cuts = blocking_partition(comm, chain.loads, cut);
-    // Separators are global leaf positions; the rank holding leaf s names its start.
-    std::uint64_t first = 0, n = chain.leaves.size();
-    boost::mpi::scan(comm, n, first, std::plus<std::uint64_t>());
-    first -= n;
-    std::vector<std::pair<std::uint64_t, detail::IndexWire>> mine;
-    for (std::size_t k = 1; k + 1 < cuts.separators.size(); ++k) {
+    // Separators are global leaf positions; the one rank holding leaf s names its start. Every
+    // slot is written by at most one rank, so a bitwise-or all_reduce of fixed size (O(p) words,
+    // no serialization) replicates them.
+    constexpr std::size_t words = (sizeof(I) + 7) / 8;
+    const std::uint64_t first = cuts.first, n = chain.leaves.size();
+    const std::size_t slots = cuts.separators.size();
+    std::vector<std::uint64_t> mine(slots * words, 0), all(slots * words, 0);
+    for (std::size_t k = 1; k + 1 < slots; ++k) {
       const auto s = cuts.separators[k];
-      if (s >= first && s < first + n) mine.push_back({k, detail::IndexWire::from(chain.leaves.starts_[s - first])});
+      if (s >= first && s < first + n) {
+        const auto w = detail::IndexWire::from(chain.leaves.starts_[s - first]);
+        mine[k * words] = w.lo;
+        if constexpr (words > 1) mine[k * words + 1] = w.hi;
+      }
     }
-    std::vector<std::vector<std::pair<std::uint64_t, detail::IndexWire>>> all;
-    boost::mpi::all_gather(comm, mine, all);
-    std::vector<I> spl(cuts.separators.size(), SegmentMap<C>::domain_end());
+    BOOST_MPI_CHECK_RESULT(MPI_Allreduce, (mine.data(), all.data(), static_cast<int>(mine.size()), MPI_UINT64_T,
+                                           MPI_BOR, MPI_Comm(comm)));
+    const std::uint64_t total = cuts.separators.back();  // the chain's length: no leaf there
+    std::vector<I> spl(slots, SegmentMap<C>::domain_end());
     spl[0] = 0;
-    for (const auto& v : all)
-      for (const auto& [k, w] : v) spl[k] = w.template as<I>();
+    for (std::size_t k = 1; k + 1 < slots; ++k)
+      if (cuts.separators[k] < total) {
+        detail::IndexWire w;
+        w.lo = all[k * words];
+        if constexpr (words > 1) w.hi = all[k * words + 1];
+        spl[k] = w.template as<I>();
+      }
     return SegmentMap<C>(std::move(spl));
   }
 };

@@ -16,6 +16,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -34,8 +35,11 @@ struct MergeOptions {
   /// b: a partner's buffer leaves as one message once it holds b records; 0 = unbounded (one
   /// message per partner per phase). The papers found b = 50 best on their Ethernet cluster.
   std::size_t buffer_entries = 0;
-  /// NBX by default: bench_merged_exchange measured it as fast as termination messages at 2 ranks
-  /// and faster at 4 and 7 (p - 1 termination messages per rank), and it stays O(log p).
+  /// NBX by default: termination messages cost every rank p - 1 messages per phase, p^2 in all,
+  /// which a library meant for thousands of ranks does not spend. bench_merged_exchange measured
+  /// termination messages faster at 2-7 ranks (an empty phase 8-24 us against 12-40 us, OpenMPI
+  /// 4.1 shared memory), a difference of microseconds per phase; NBX with tiny b (many
+  /// outstanding MPI_Issend) was pathologically slow there, so with NBX keep b = 0 or b >= 15.
   Termination termination = Termination::nbx;
 };
 
@@ -63,6 +67,9 @@ struct PhaseStats {
 /// One phase of a sparse exchange of records of a trivially copyable T whose receivers do not
 /// know who sends. Records travel as raw bytes, at most INT_MAX bytes per message (an unbounded
 /// buffer that reaches it leaves early).
+///
+/// Every send is non-blocking; nothing limits the sends in flight, so with NBX prefer b >= 15
+/// (OpenMPI slows down superlinearly under ~10^5 outstanding synchronous sends).
 ///
 /// Wire format: a message is its records' bytes. In Termination::messages mode a zero-byte message
 /// terminates, and the last data message to a partner carries the termination as one extra
@@ -135,8 +142,8 @@ class MergedExchange {
       if (s.bytes.capacity() == 0 && !spare_.empty()) {
         s.bytes = std::move(spare_.back());
         spare_.pop_back();
-      } else if (s.bytes.capacity() == 0 && opt_.buffer_entries > 0) {
-        s.bytes.reserve(flush_bytes_ + 1);  // + 1: room for a merged termination byte
+      } else if (s.bytes.capacity() == 0) {  // + 1: room for a merged termination byte
+        s.bytes.reserve(opt_.buffer_entries > 0 ? flush_bytes_ + 1 : std::min(left, flush_bytes_) + 1);
       }
       const std::size_t n = std::min(left, flush_bytes_ - s.bytes.size());
       s.bytes.insert(s.bytes.end(), from, from + n);
@@ -288,8 +295,11 @@ class MergedExchange {
     BOOST_MPI_CHECK_RESULT(MPI_Get_count, (&status, MPI_BYTE, &count));
     auto bytes = static_cast<std::size_t>(count);
     const std::size_t units = (bytes + sizeof(T) - 1) / sizeof(T);
-    if (received_.size() < units) received_.resize(units);
-    BOOST_MPI_CHECK_RESULT(MPI_Mrecv, (received_.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE));
+    if (received_units_ < units) {  // grown, never zero-filled
+      received_ = std::make_unique_for_overwrite<Storage[]>(units);
+      received_units_ = units;
+    }
+    BOOST_MPI_CHECK_RESULT(MPI_Mrecv, (received_.get(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE));
     if (opt_.termination == Termination::messages && (bytes == 0 || (merge_termination && bytes % sizeof(T) == 1))) {
       ++terminated_;
       bytes -= bytes % sizeof(T);
@@ -303,7 +313,7 @@ class MergedExchange {
       ++stats_.messages_received;
       stats_.bytes_received += bytes;
       on_receive(status.MPI_SOURCE,
-                 std::span<const T>(reinterpret_cast<const T*>(received_.data()), bytes / sizeof(T)));
+                 std::span<const T>(reinterpret_cast<const T*>(received_.get()), bytes / sizeof(T)));
     }
   }
 
@@ -347,7 +357,8 @@ class MergedExchange {
   std::size_t head_ = 0;
   int terminated_ = 0;                 // termination messages received (Termination::messages)
   std::vector<Bytes> spare_;           // retired buffers, reused
-  std::vector<Storage> received_;      // the reusable receive buffer, aligned for T
+  std::unique_ptr<Storage[]> received_;  // the reusable receive buffer, aligned for T
+  std::size_t received_units_ = 0;
   PhaseStats stats_;
   std::chrono::steady_clock::time_point start_;
   bool finishing_ = false, busy_ = false;

@@ -232,6 +232,77 @@ class CellTree {
     return st;
   }
 
+  /// Refines toward a predicate in one pass, as HTree::build does: every leaf below max_level for
+  /// which split holds is split, and so is every new cell below max_level for which it holds,
+  /// recursively. split is split(const Cell<D>&) or split(const Cell<D>&, const Data&); a new
+  /// cell's data is init(const Data& parent, const Cell<D>& child), made before split sees it.
+  /// Gives the tree that repeated mark-and-adapt passes give, without a pass per level. Marks are
+  /// cleared. Returns the number of cells split (old leaves and new cells). Throws
+  /// invalid_argument if max_level is outside [0, C::max_level]; if a callback throws, the tree
+  /// is unchanged.
+  template <class Split, class Init>
+  std::size_t refine(Split&& split, int max_level, Init&& init) {
+    constexpr bool with_data = std::is_invocable_r_v<bool, Split&, const Cell<C::dim>&, const Data&>;
+    static_assert(with_data || std::is_invocable_r_v<bool, Split&, const Cell<C::dim>&>,
+                  "irregular::CellTree::refine: split must be callable as split(const Cell<D>&) "
+                  "or split(const Cell<D>&, const Data&) -> bool");
+    static_assert(std::is_invocable_r_v<Data, Init&, const Data&, const Cell<C::dim>&>,
+                  "irregular::CellTree::refine: init must be callable as "
+                  "init(const Data& parent, const Cell<D>& child) -> Data");
+    if (max_level < 0 || max_level > C::max_level)
+      throw invalid_argument("irregular::CellTree::refine: max_level " + std::to_string(max_level) +
+                             " outside [0, " + std::to_string(C::max_level) + "]");
+    // Phase 1 (callbacks may throw; members untouched): the new leaves, and data for the new
+    // ones only; `split_leaves` lists the old leaves that were split.
+    RefineWork w;
+    w.starts.reserve(size());
+    w.levels.reserve(size());
+    std::vector<std::size_t> split_leaves;
+    std::size_t n_split = 0;
+    for (std::size_t i = 0; i < size(); ++i) {
+      const int lv = levels_[i];
+      if (lv < max_level) {
+        const Cell<C::dim> c = detail::cell_at<C>(starts_[i], lv);
+        bool yes;
+        if constexpr (with_data)
+          yes = split(c, std::as_const(data_[i]));
+        else
+          yes = split(c);
+        if (yes) {
+          split_leaves.push_back(i);
+          n_split += 1 + refine_rec<with_data>(c, state_of(starts_[i], lv), starts_[i],
+                                                std::as_const(data_[i]), split, max_level, init, w);
+          continue;
+        }
+      }
+      w.starts.push_back(starts_[i]);
+      w.levels.push_back(static_cast<std::uint8_t>(lv));
+    }
+    if (split_leaves.empty()) {
+      clear_marks();
+      return 0;
+    }
+    // Phase 2: assemble by moving.
+    std::vector<Data> nd;
+    nd.reserve(w.starts.size());
+    std::size_t k = 0, f = 0, j = 0;
+    for (std::size_t i = 0; i < size(); ++i) {
+      if (k < split_leaves.size() && split_leaves[k] == i) {
+        const index_type e = end(i);
+        for (; j < w.starts.size() && w.starts[j] < e; ++j) nd.push_back(std::move(w.data[f++]));
+        ++k;
+      } else {
+        nd.push_back(std::move(data_[i]));
+        ++j;
+      }
+    }
+    starts_ = std::move(w.starts);
+    levels_ = std::move(w.levels);
+    data_ = std::move(nd);
+    marks_.assign(starts_.size(), Mark::keep);
+    return n_split;
+  }
+
   /// Refines to the coarsest 2:1 balanced tree (see balance_leaves); new leaves get data by
   /// repeated refine_fn(parent data, child cell) down from the old leaf that contains them.
   /// Returns the number of old leaves that were split.
@@ -273,6 +344,51 @@ class CellTree {
     for (std::size_t k = i; k < i + nc; ++k)
       if (levels_[k] != lv || marks[k] != Mark::coarsen) return false;
     return true;
+  }
+
+  struct RefineWork {
+    std::vector<index_type> starts;
+    std::vector<std::uint8_t> levels;
+    std::vector<Data> data;  // of the new leaves only
+  };
+
+  // The curve state of the cell at (start, lv): follows its digits down from the root.
+  static typename C::state_type state_of(index_type start, int lv) noexcept {
+    auto st = C::root_state();
+    for (int l = 1; l <= lv; ++l)
+      st = C::child_state(st, static_cast<int>((start / detail::span_at<C>(l)) %
+                                               static_cast<index_type>(detail::children_of<C>)));
+    return st;
+  }
+
+  // Children of a split cell, split again where the predicate says; returns the cells split below.
+  template <bool WithData, class Split, class Init>
+  static std::size_t refine_rec(const Cell<C::dim>& cell, typename C::state_type state,
+                                index_type start, const Data& d, Split& split, int max_level,
+                                Init& init, RefineWork& w) {
+    const index_type cs = detail::span_at<C>(cell.level + 1);
+    std::size_t n = 0;
+    index_type s = start;
+    for (int k = 0; k < detail::children_of<C>; ++k, s += cs) {
+      const Cell<C::dim> ch =
+          detail::child_at_position<C>(cell, static_cast<int>(C::child_position(state, k)));
+      Data cd = init(d, ch);
+      bool yes = false;
+      if (ch.level < max_level) {
+        if constexpr (WithData)
+          yes = split(ch, std::as_const(cd));
+        else
+          yes = split(ch);
+      }
+      if (yes) {
+        n += 1 + refine_rec<WithData>(ch, C::child_state(state, k), s, cd, split, max_level, init, w);
+      } else {
+        w.starts.push_back(s);
+        w.levels.push_back(static_cast<std::uint8_t>(ch.level));
+        w.data.push_back(std::move(cd));
+      }
+    }
+    return n;
   }
 
   template <class Refine>

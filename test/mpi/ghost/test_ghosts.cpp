@@ -503,7 +503,7 @@ TEST_CASE("stale and failing ghost calls fail on every rank, with nothing change
   expect_failure([&] { d.collect_ghosts(); }, "not built");
   d.insert(bodies<2>(800, 41, w));
   d.build();
-  expect_failure([&] { d.exchange_ghosts(); }, "collect_ghosts() first");
+  expect_failure([&] { d.exchange_ghosts(); }, "collect the ghosts first");
   expect_failure([&] { d.collect_ghosts({.levels = {5, 2}}); }, "level range");
   d.collect_ghosts();
   d.move_elements([](Body<2>& e) { e.position[0] = std::min(0.999, e.position[0] + 0.01); });

@@ -1,0 +1,212 @@
+// GhostStore: the ghost side of a distributed tree — the layer of the last collection, the
+// extension cache of informed fault prevention, and the ghost copies of a per-leaf payload —
+// shared by the element domain (payload: a leaf's elements) and the cell-data domain (one datum
+// per leaf). baiardi-collecting-remote-data §3; DESIGN.md "The ghost layer".
+#pragma once
+
+#include <irregular/core/error.hpp>
+#include <irregular/distributed/ghost_collection.hpp>
+#include <irregular/distributed/ghost_layer.hpp>
+#include <irregular/distributed/local_leaves.hpp>
+#include <irregular/distributed/ownership_map.hpp>
+#include <irregular/distributed/request_answer.hpp>
+#include <irregular/mpi/collective_error.hpp>
+#include <irregular/tree/neighbours.hpp>
+
+#include <boost/mpi/communicator.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace irregular {
+
+/// The neighbours of one local leaf by id: local leaf ids and ghost ids.
+struct LeafNeighbours {
+  std::vector<std::size_t> local;
+  std::vector<std::size_t> ghost;
+};
+
+/// Local values of a per-leaf payload: leaf i's are values[offsets[i] .. offsets[i+1]).
+template <class T>
+struct LeafPayload {
+  std::span<const T> values;
+  std::span<const std::size_t> offsets;
+};
+
+/// The ghost layer with the ghost copies of a payload of T. `PerLeaf`: one value per leaf (cell
+/// data) rather than a leaf's element count of them.
+template <SpaceFillingCurve C, class T, bool PerLeaf = false>
+class GhostStore {
+ public:
+  /// Everything a collection reads about the tree, for one call.
+  template <OwnershipMap M>
+  struct Tree {
+    const boost::mpi::communicator& comm;
+    const LocalLeaves<C>& leaves;
+    const M& map;
+    Periodicity<C::dim> periodic;
+    std::uint64_t generation;  ///< 0: not built
+    int tag;                   ///< tags tag .. tag+4 are the store's
+    const char* who;           ///< the public entry point, for messages
+  };
+
+  /// Collects under stencil S with `strategy` and fills the ghost copies of `local`. Throws
+  /// irregular::collective_error on every rank for a tree that is not built or an empty level
+  /// range. Collective over tree.comm.
+  template <Stencil S, class G, OwnershipMap M>
+  const GhostStats& collect(const Tree<M>& tree, const GhostOptions& opt, const G& strategy, LeafPayload<T> local) {
+    check_options(tree, opt);
+    layer_ = strategy.template collect<S>(input(tree, opt));
+    layer_.stats().values = size_and_fill(tree, local);
+    return layer_.stats();
+  }
+
+  /// Request/answer with excess parallelism: run(i) for every local leaf i, those that read
+  /// nothing remote under S while requests and answers travel, the others once the ghosts are
+  /// filled. Collective over tree.comm.
+  template <Stencil S, OwnershipMap M, class Run>
+  const GhostStats& sweep(const Tree<M>& tree, const GhostOptions& opt, LeafPayload<T> local, Run&& run) {
+    check_options(tree, opt);
+    clear();
+    const auto& leaves = tree.leaves;
+    std::vector<std::size_t> deferred;
+    std::size_t next = 0;
+    auto work = [&] {  // one leaf that needs nothing remote per call
+      while (next < leaves.size()) {
+        const std::size_t i = next++;
+        bool remote = false;
+        if (tree.comm.size() > 1)
+          uncovered_stencil_intervals<C, S>(leaves.starts(), leaves.levels(), leaves.cell(i), tree.periodic,
+                                            [&](IndexInterval<typename C::index_type>) { remote = true; });
+        if (remote) {
+          deferred.push_back(i);
+          continue;
+        }
+        run(i);
+        return true;
+      }
+      return false;
+    };
+    layer_ = ghost::RequestAnswer{}.template collect<S>(input(tree, opt), work);
+    while (work()) {
+    }
+    layer_.stats().values = size_and_fill(tree, local);
+    for (std::size_t i : deferred) run(i);
+    return layer_.stats();
+  }
+
+  /// Refreshes the ghost copies along the cached schedule. Collective over tree.comm.
+  template <OwnershipMap M>
+  GhostPhase exchange(const Tree<M>& tree, LeafPayload<T> local) {
+    check_current(tree);
+    return fill(tree, local);
+  }
+
+  /// Sends the ghost copies back to their owners, combined into `local` with
+  /// op(T& mine, const T& contribution). The local values op may change (those of scheduled
+  /// leaves) are restored when it throws on any rank. Collective over tree.comm.
+  template <OwnershipMap M, class Op>
+  GhostPhase accumulate(const Tree<M>& tree, std::span<T> local, std::span<const std::size_t> local_offsets, Op&& op) {
+    check_current(tree);
+    std::vector<T> kept;
+    auto for_each_scheduled = [&](auto&& f) {
+      for (std::size_t k = 0; k < layer_.send_ranks().size(); ++k)
+        for (std::size_t i : layer_.send_leaves(k))
+          for (std::size_t j = local_offsets[i]; j < local_offsets[i + 1]; ++j) f(local[j]);
+    };
+    for_each_scheduled([&](const T& v) { kept.push_back(v); });
+    GhostPhase sent;
+    try {
+      mpi::agree(tree.comm, [&] {
+        sent = layer_.accumulate(tree.comm, tree.tag + 4, local, local_offsets, std::span<const T>(values_),
+                                 std::span<const std::size_t>(offsets_), op);
+      });
+    } catch (const collective_error&) {
+      std::size_t at = 0;
+      for_each_scheduled([&](T& v) { v = kept[at++]; });
+      throw;
+    }
+    return sent;
+  }
+
+  /// Local leaf ids and ghost ids that a leaf with `cell` reads under S and in `contact`.
+  template <Stencil S>
+  void neighbours(const LocalLeaves<C>& leaves, const Cell<C::dim>& cell, Periodicity<C::dim> per, Contact contact,
+                  LeafNeighbours& out) const {
+    detail_ghost::read_by<C, S>(leaves.starts(), leaves.levels(), cell, per, contact, LevelRange::all(), out.local);
+    out.ghost.clear();
+    if (layer_.size() > 0)
+      detail_ghost::read_by<C, S>(layer_.starts(), layer_.levels(), cell, per, contact, LevelRange::all(), out.ghost);
+  }
+
+  [[nodiscard]] const GhostLayer<C>& layer() const noexcept { return layer_; }
+  [[nodiscard]] std::span<T> values() noexcept { return values_; }
+  [[nodiscard]] std::span<const T> values() const noexcept { return values_; }
+  /// Ghost g's copies.
+  [[nodiscard]] std::span<const T> of(std::size_t g) const noexcept {
+    return std::span<const T>(values_).subspan(offsets_[g], offsets_[g + 1] - offsets_[g]);
+  }
+  [[nodiscard]] std::span<T> of(std::size_t g) noexcept {
+    return std::span<T>(values_).subspan(offsets_[g], offsets_[g + 1] - offsets_[g]);
+  }
+  [[nodiscard]] bool current(std::uint64_t generation) const noexcept {
+    return layer_.collected() && layer_.generation() == generation;
+  }
+  void clear() {
+    layer_ = GhostLayer<C>{};
+    values_.clear();
+    offsets_.assign(1, 0);
+  }
+
+ private:
+  template <OwnershipMap M>
+  CollectionInput<C, M> input(const Tree<M>& tree, const GhostOptions& opt) {
+    return {tree.comm, tree.leaves, tree.map, tree.periodic, opt, tree.generation, extension_, tree.tag};
+  }
+  template <OwnershipMap M>
+  static void check_options(const Tree<M>& tree, const GhostOptions& opt) {
+    mpi::agree(tree.comm, [&] {
+      if (tree.generation == 0)
+        throw invalid_argument(std::string(tree.who) + ": the domain is not built; call build() first");
+      if (opt.levels.min < 0 || opt.levels.min > opt.levels.max)
+        throw invalid_argument(std::string(tree.who) + ": level range [" + std::to_string(opt.levels.min) + ", " +
+                               std::to_string(opt.levels.max) + "] on rank " + std::to_string(tree.comm.rank()) +
+                               " is empty or negative");
+    });
+  }
+  // Whether a layer exists and its generation are the same on every rank (both change only in
+  // collective calls), so every rank reaches this verdict alone: no reduction on the hot path.
+  template <OwnershipMap M>
+  void check_current(const Tree<M>& tree) const {
+    if (!layer_.collected())
+      throw collective_error(std::string(tree.who) + ": no ghost layer; collect the ghosts first", 0);
+    if (layer_.generation() != tree.generation)
+      throw collective_error(std::string(tree.who) +
+                                 ": the tree or the map changed since the ghosts were collected; collect again",
+                             0);
+  }
+  template <OwnershipMap M>
+  GhostPhase size_and_fill(const Tree<M>& tree, LeafPayload<T> local) {
+    offsets_.assign(layer_.size() + 1, 0);
+    for (std::size_t g = 0; g < layer_.size(); ++g)
+      offsets_[g + 1] = offsets_[g] + (PerLeaf ? 1 : static_cast<std::size_t>(layer_.counts()[g]));
+    values_.assign(offsets_.back(), T{});
+    return fill(tree, local);
+  }
+  template <OwnershipMap M>
+  GhostPhase fill(const Tree<M>& tree, LeafPayload<T> local) {
+    return layer_.exchange(tree.comm, tree.tag + 3, local.values, local.offsets, std::span<T>(values_),
+                           std::span<const std::size_t>(offsets_));
+  }
+
+  GhostLayer<C> layer_;
+  ExtensionCache<C> extension_;
+  std::vector<T> values_;
+  std::vector<std::size_t> offsets_{0};
+};
+
+}  // namespace irregular

@@ -1,0 +1,339 @@
+// The cell-data domain against the sequential CellTree: uniform creation, refinement by marks,
+// coarsening of families (also across ranks), distributed 2:1 balance (face and full, periodic)
+// equal to CellTree::balance, p4est's quadrant count for its circle mesh, data conserved through
+// every remap, ghost data, adjacency, and agreed failures with the domain unchanged.
+#include <catch2/catch.hpp>
+
+#include <irregular/cell_domain.hpp>
+#include <irregular/curve/hilbert.hpp>
+#include <irregular/curve/morton.hpp>
+
+#include <boost/mpi/collectives.hpp>
+#include <boost/mpi/communicator.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace irr = irregular;
+namespace mpi = boost::mpi;
+
+namespace {
+
+// Mass that splits exactly (4^(levels below) units) and a value that is a function of the cell.
+struct Datum {
+  std::uint64_t mass = 0;
+  double value = 0;
+};
+
+using Curve = irr::curve::Morton<2>;
+constexpr int deepest = 12;
+
+double value_of(const irr::Cell<2>& c) { return static_cast<double>(c.anchor[0] * 7 + c.anchor[1] * 13 + c.level); }
+Datum init(const irr::Cell<2>& c) { return {std::uint64_t{1} << (2 * (deepest - c.level)), value_of(c)}; }
+Datum split(const Datum& parent, const irr::Cell<2>& child) { return {parent.mass / 4, value_of(child)}; }
+Datum merge(std::span<const Datum> kids) {
+  Datum d{0, 0};
+  for (const auto& k : kids) d.mass += k.mass;
+  return d;
+}
+
+// Refine where the cell's centre lies within its side of the circle: with full balance, the
+// 62,932 quadrants p4est reports for the circle r = 0.3 at (0.5, 0.5), levels 6 to 12.
+bool near_circle(const irr::Cell<2>& c, double cx, double cy, double r) {
+  const double h = 1.0 / static_cast<double>(1u << c.level);
+  const double x = (static_cast<double>(c.anchor[0]) + 0.5) * h, y = (static_cast<double>(c.anchor[1]) + 0.5) * h;
+  return std::abs(std::hypot(x - cx, y - cy) - r) < h;
+}
+
+using Domain = irr::CellDomain<Datum, irr::stencil::Moore<2>, Curve>;
+// Per-level weights: finer leaves cost more.
+struct PerLevel {
+  double operator()(const irr::Cell<2>& c, std::size_t) const { return 1.0 + c.level; }
+};
+using Serial = irr::CellTree<Curve, Datum>;
+
+template <class D>
+void refine_circle(D& d, int top, double cx, double cy) {
+  for (int round = 0; round < top; ++round) {
+    for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
+      if (d.level(i) < top && near_circle(d.cell(i), cx, cy, 0.3)) d.mark(i, irr::Mark::refine);
+    d.adapt(split, merge);
+  }
+}
+Serial serial_circle(int l0, int top, double cx, double cy) {
+  auto t = Serial::uniform(l0, init);
+  for (int round = 0; round < top; ++round) {
+    for (std::size_t i = 0; i < t.size(); ++i)
+      if (t.level(i) < top && near_circle(t.cell(i), cx, cy, 0.3)) t.mark(i, irr::Mark::refine);
+    t.adapt(split, merge);
+  }
+  return t;
+}
+
+// The gathered leaves (start, level) in curve order, on every rank.
+template <class D>
+std::vector<std::pair<std::uint64_t, int>> gathered(const D& d) {
+  std::vector<std::pair<std::uint64_t, int>> mine, out;
+  for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
+    mine.emplace_back(static_cast<std::uint64_t>(d.local_tree().starts()[i]), d.level(i));
+  std::vector<std::vector<std::pair<std::uint64_t, int>>> all;
+  mpi::all_gather(d.comm(), mine, all);
+  for (const auto& v : all) out.insert(out.end(), v.begin(), v.end());
+  return out;
+}
+std::vector<std::pair<std::uint64_t, int>> leaves_of(const Serial& t) {
+  std::vector<std::pair<std::uint64_t, int>> out;
+  for (std::size_t i = 0; i < t.size(); ++i) out.emplace_back(static_cast<std::uint64_t>(t.start(i)), t.level(i));
+  return out;
+}
+template <class D>
+std::uint64_t total_mass(const D& d) {
+  std::uint64_t m = 0, all = 0;
+  for (const auto& x : d.local_data()) m += x.mass;
+  mpi::all_reduce(d.comm(), m, all, std::plus<std::uint64_t>());
+  return all;
+}
+int failures(const mpi::communicator& w, bool ok) {
+  int bad = ok ? 0 : 1, total = 0;
+  mpi::all_reduce(w, bad, total, std::plus<int>());
+  return total;
+}
+
+}  // namespace
+
+TEST_CASE("p4est's circle mesh: refinement and full 2:1 balance give its 62,932 quadrants", "[cells][balance]") {
+  mpi::communicator w;
+  Domain d(w, irr::Box<2>{{0, 0}, {1, 1}}, 6, init);
+  refine_circle(d, deepest, 0.5, 0.5);
+  d.balance(irr::BalanceKind::full, split);
+  REQUIRE(d.global_leaf_count() == 62932);
+  REQUIRE(total_mass(d) == (std::uint64_t{1} << (2 * deepest)));
+  // Every leaf satisfies its value (data travelled with its leaf through every remap).
+  bool values = true;
+  for (std::size_t i = 0; i < d.local_leaf_count(); ++i) values = values && d.data(i).value == value_of(d.cell(i));
+  REQUIRE(failures(w, values) == 0);
+}
+
+TEST_CASE("refinement, coarsening and balance equal the sequential CellTree, at every rank count", "[cells]") {
+  mpi::communicator w;
+  for (auto kind : {irr::BalanceKind::face, irr::BalanceKind::full}) {
+    Domain d(w, irr::Box<2>{{0, 0}, {1, 1}}, 3, init);
+    refine_circle(d, 8, 0.4, 0.4);
+    auto t = serial_circle(3, 8, 0.4, 0.4);
+    {
+      const auto g = gathered(d), l = leaves_of(t);
+      std::size_t k = 0;
+      while (k < g.size() && k < l.size() && g[k] == l[k]) ++k;
+      CAPTURE(g.size(), l.size(), k, k < g.size() ? g[k].second : -1, k < l.size() ? l[k].second : -1);
+      REQUIRE(g == l);
+    }
+    d.balance(kind, split);
+    t.balance(kind, split);
+    REQUIRE(gathered(d) == leaves_of(t));
+    // Coarsen every complete family in the left half, here and there.
+    auto coarsen_left = [](auto& tree, std::size_t n, auto cell_of) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto c = cell_of(i);
+        if (c.level > 3 && (static_cast<double>(c.anchor[0]) + 0.5) / static_cast<double>(1u << c.level) < 0.5)
+          tree.mark(i, irr::Mark::coarsen);
+      }
+    };
+    // The sequential tree ignores coarsen marks on incomplete families; mark complete ones only.
+    std::vector<std::pair<std::uint64_t, int>> family_starts;  // (parent start, child level)
+    for (std::size_t i = 0; i + 3 < t.size(); ++i) {
+      const int lv = t.level(i);
+      if (lv == 0) continue;
+      const auto span = t.end(i) - t.start(i);
+      const auto parent = t.start(i) - t.start(i) % (span * 4);
+      bool fam = t.start(i) == parent;
+      for (std::size_t k = 0; k < 4 && fam; ++k) fam = t.level(i + k) == lv && t.start(i + k) == parent + k * span;
+      if (fam) family_starts.emplace_back(static_cast<std::uint64_t>(t.start(i)), lv);
+    }
+    auto complete = [&](std::uint64_t start, int lv) {
+      const std::uint64_t span = irr::detail::span_at<Curve>(lv);
+      const std::uint64_t parent = start - start % (span * 4);
+      return std::find(family_starts.begin(), family_starts.end(), std::make_pair(parent, lv)) != family_starts.end();
+    };
+    coarsen_left(t, t.size(), [&](std::size_t i) { return t.cell(i); });
+    for (std::size_t i = 0; i < t.size(); ++i)
+      if (!complete(static_cast<std::uint64_t>(t.start(i)), t.level(i))) t.mark(i, irr::Mark::keep);
+    coarsen_left(d, d.local_leaf_count(), [&](std::size_t i) { return d.cell(i); });
+    for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
+      if (!complete(static_cast<std::uint64_t>(d.local_tree().starts()[i]), d.level(i))) d.mark(i, irr::Mark::keep);
+    const auto ts = t.adapt(split, merge);
+    const auto ds = d.adapt(split, merge);
+    std::uint64_t merged = ds.coarsened, all = 0;
+    mpi::all_reduce(w, merged, all, std::plus<std::uint64_t>());
+    REQUIRE(all == ts.coarsened);
+    REQUIRE(ts.coarsened > 0);
+    REQUIRE(gathered(d) == leaves_of(t));
+    REQUIRE(total_mass(d) == (std::uint64_t{1} << (2 * deepest)));
+  }
+}
+
+TEST_CASE("periodic balance and a rebalance under per-level loads keep the leaves and the data", "[cells]") {
+  mpi::communicator w;
+  using WDomain = irr::CellDomain<Datum, irr::stencil::Moore<2>, irr::curve::Hilbert<2>, irr::load::Weighted<PerLevel>>;
+  WDomain d(w, irr::Box<2>{{0, 0}, {1, 1}}, 2, init, {.periodic = {true, true}, .load = irr::load::weighted(PerLevel{})});
+  for (int round = 0; round < 6; ++round) {
+    for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
+      if (d.level(i) < 8 && near_circle(d.cell(i), 0.05, 0.05, 0.2)) d.mark(i, irr::Mark::refine);
+    d.adapt(split, merge);
+  }
+  using HSerial = irr::CellTree<irr::curve::Hilbert<2>, Datum>;
+  auto t = HSerial::uniform(2, init);
+  for (int round = 0; round < 6; ++round) {
+    for (std::size_t i = 0; i < t.size(); ++i)
+      if (t.level(i) < 8 && near_circle(t.cell(i), 0.05, 0.05, 0.2)) t.mark(i, irr::Mark::refine);
+    t.adapt(split, merge);
+  }
+  d.balance(irr::BalanceKind::full, split);
+  t.balance(irr::BalanceKind::full, split, {true, true});
+  std::vector<std::pair<std::uint64_t, int>> want;
+  for (std::size_t i = 0; i < t.size(); ++i) want.emplace_back(static_cast<std::uint64_t>(t.start(i)), t.level(i));
+  REQUIRE(gathered(d) == want);
+  const auto before = gathered(d);
+  d.rebalance();
+  REQUIRE(gathered(d) == before);
+  REQUIRE(total_mass(d) == (std::uint64_t{1} << (2 * deepest)));
+  // Loads after the remap: no rank above the average by more than the heaviest leaf.
+  double mine = 0, heaviest = 0;
+  for (double l : d.local_loads()) mine += l, heaviest = std::max(heaviest, l);
+  std::vector<double> all;
+  mpi::all_gather(w, mine, all);
+  double avg = 0;
+  for (double l : all) avg += l / static_cast<double>(all.size());
+  REQUIRE(failures(w, mine <= avg + 9.0 + 1e-9) == 0);
+}
+
+TEST_CASE("ghost data, accumulate and adjacency on the cell domain", "[cells][ghost]") {
+  mpi::communicator w;
+  Domain d(w, irr::Box<2>{{0, 0}, {1, 1}}, 4, init, {.periodic = {true, false}});
+  refine_circle(d, 6, 0.5, 0.5);
+  for (const char* name : {"RA", "FP", "IFP"}) {
+    d.collect_ghosts({.contact = irr::Contact::corner}, irr::ghost::ByName(name));
+    bool ok = true;
+    for (std::size_t g = 0; g < d.ghosts().size(); ++g) ok = ok && d.ghost_data(g).value == value_of(d.ghosts().cell(g));
+    REQUIRE(failures(w, ok) == 0);
+  }
+  // Each rank adds 1 to the mass of every ghost it holds; owners receive it.
+  for (std::size_t g = 0; g < d.ghosts().size(); ++g) d.ghost_data(g).mass = 1;
+  std::uint64_t ghosts = d.ghosts().size(), all_ghosts = 0;
+  mpi::all_reduce(w, ghosts, all_ghosts, std::plus<std::uint64_t>());
+  d.accumulate_ghosts([](Datum& m, const Datum& c) { m.mass += c.mass; });
+  REQUIRE(total_mass(d) == (std::uint64_t{1} << (2 * deepest)) + all_ghosts);
+  // Adjacency: face neighbours have one non-zero direction, and match a brute-force count.
+  std::vector<irr::Adjacent<2>> adj;
+  bool faces_ok = true;
+  for (std::size_t i = 0; i < d.local_leaf_count(); ++i) {
+    d.adjacent(i, adj, irr::Contact::face);
+    for (const auto& a : adj) {
+      int nonzero = 0;
+      for (int x : a.direction) nonzero += x != 0;
+      faces_ok = faces_ok && a.dimension == 1 && nonzero == 1;
+    }
+  }
+  REQUIRE(failures(w, faces_ok) == 0);
+}
+
+TEST_CASE("bad marks and failing callbacks fail every rank, the domain unchanged", "[cells][errors]") {
+  mpi::communicator w;
+  Domain d(w, irr::Box<2>{{0, 0}, {1, 1}}, 3, init);
+  // Refine the first level-3 cell: its siblings now form an incomplete family with it.
+  d.mark(irr::Cell<2>{{0, 0}, 3}, irr::Mark::keep);  // harmless on the rank that holds it
+  for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
+    if (d.local_tree().starts()[i] == 0) d.mark(i, irr::Mark::refine);
+  std::string setup;
+  try {
+    d.adapt(split, merge);
+  } catch (const irr::collective_error& e) {
+    setup = e.what();  // ranks that do not hold cell 0 marked it: every rank reports that
+  }
+  const int holder_marks = setup.empty() ? 0 : 1;
+  REQUIRE(failures(w, holder_marks == 0 || setup.find("is not a leaf") != std::string::npos) == 0);
+  if (holder_marks) {  // mark only where it is held, then refine
+    for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
+      if (d.local_tree().starts()[i] == 0) d.mark(i, irr::Mark::refine);
+    d.adapt(split, merge);
+  }
+  const auto before = gathered(d);
+  REQUIRE(before.size() == 64 + 3);
+  const int bad = w.size() - 1;
+  auto expect = [&](auto&& call, const std::string& needle) {
+    std::string message;
+    try {
+      call();
+    } catch (const irr::collective_error& e) {
+      message = e.what();
+    }
+    CAPTURE(message);
+    REQUIRE(failures(w, message.find(needle) != std::string::npos) == 0);
+    REQUIRE(gathered(d) == before);
+    REQUIRE(total_mass(d) == (std::uint64_t{1} << (2 * deepest)));
+  };
+  auto mark_where = [&](std::uint64_t start, int level, irr::Mark m) {
+    for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
+      if (static_cast<std::uint64_t>(d.local_tree().starts()[i]) == start && d.level(i) == level) d.mark(i, m);
+  };
+  const std::uint64_t s3 = irr::detail::span_at<Curve>(3), s4 = irr::detail::span_at<Curve>(4);
+  expect([&] {
+    if (w.rank() == bad) d.mark(irr::Cell<2>{{0, 0}, 1}, irr::Mark::refine);  // a level-1 cell is no leaf
+    d.adapt(split, merge);
+  }, "is not a leaf");
+  expect([&] {
+    mark_where(s3, 3, irr::Mark::coarsen);  // a sibling of the refined cell
+    d.adapt(split, merge);
+  }, "incomplete family");
+  expect([&] {
+    for (std::uint64_t k = 0; k < 4; ++k) mark_where(k * s4, 4, irr::Mark::coarsen);  // a complete family
+    d.adapt(split, [](std::span<const Datum>) -> Datum { throw std::runtime_error("merge failed"); });
+  }, "merge failed");
+  expect([&] {
+    if (d.local_leaf_count() > 0) d.mark(std::size_t{0}, irr::Mark::refine);
+    d.adapt([&](const Datum& p, const irr::Cell<2>& c) {
+      if (w.rank() == bad) throw std::runtime_error("split failed");
+      return split(p, c);
+    }, merge);
+  }, w.size() == 1 || true ? "split failed" : "");
+}
+
+TEST_CASE("a domain from given leaves in any distribution; gaps and overlaps are rejected", "[cells]") {
+  mpi::communicator w;
+  const auto t = serial_circle(3, 7, 0.3, 0.6);
+  const auto p = static_cast<std::size_t>(w.size()), r = static_cast<std::size_t>(w.rank());
+  auto share = [&](auto keep) {
+    std::vector<irr::Cell<2>> cells;
+    std::vector<Datum> data;
+    for (std::size_t i = t.size(); i-- > 0;)  // reversed, round robin
+      if (i % p == p - 1 - r && keep(i)) {
+        cells.push_back(t.cell(i));
+        data.push_back(t.data(i));
+      }
+    return std::pair{cells, data};
+  };
+  auto [cells, data] = share([](std::size_t) { return true; });
+  Domain d(w, irr::Box<2>{{0, 0}, {1, 1}}, cells, data);
+  REQUIRE(gathered(d) == leaves_of(t));
+  REQUIRE(total_mass(d) == (std::uint64_t{1} << (2 * deepest)));
+  auto rejects = [&](auto keep, bool twice, const std::string& needle) {
+    auto [c, x] = share(keep);
+    if (twice && w.rank() == 0 && !c.empty()) {
+      c.push_back(c.front());
+      x.push_back(x.front());
+    }
+    std::string message;
+    try {
+      Domain bad(w, irr::Box<2>{{0, 0}, {1, 1}}, c, x);
+    } catch (const irr::collective_error& e) {
+      message = e.what();
+    }
+    CAPTURE(message);
+    REQUIRE(failures(w, message.find(needle) != std::string::npos) == 0);
+  };
+  rejects([](std::size_t i) { return i != 5; }, false, "do not tile");            // a leaf missing
+  rejects([](std::size_t) { return true; }, true, "do not tile");                 // a leaf twice
+}
