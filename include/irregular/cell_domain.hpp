@@ -17,6 +17,7 @@
 #include <irregular/distributed/load_metric.hpp>
 #include <irregular/distributed/local_leaves.hpp>
 #include <irregular/distributed/partitioner.hpp>
+#include <irregular/distributed/rebalance_decision.hpp>
 #include <irregular/distributed/remap.hpp>
 #include <irregular/distributed/segment_map.hpp>
 #include <irregular/distributed/sfc_blocking.hpp>
@@ -394,26 +395,20 @@ class CellDomain {
 
   // ---- partition -----------------------------------------------------------------------------
 
-  /// Maps the leaves anew with the partitioner and moves leaves and data; returns the largest
-  /// |load_r - average| / average before. With `threshold`, only when that exceeds it.
-  /// Collective over comm.
-  bool rebalance(double threshold = 0.0) {
-    mpi::agree(comm_.get(), [&] {
-      if (!(threshold >= 0) || !std::isfinite(threshold))
-        throw invalid_argument("irregular::CellDomain::rebalance: threshold " + std::to_string(threshold) + " on rank " +
-                               std::to_string(comm_.rank()) + " must be finite and >= 0");
-    });
+  /// Every rank's load, the average and the unbalance. Collective over comm.
+  [[nodiscard]] LoadReport load_report() {
     loads_.agree_unit(comm_.get(), leaves_);
     double mine = 0;
     for (double l : loads_.values()) mine += l;
-    std::vector<double> all;
-    boost::mpi::all_gather(comm_.get(), mine, all);
-    double total = 0, worst = 0;
-    for (double l : all) total += l;
-    const double avg = total / static_cast<double>(all.size());
-    if (avg > 0)
-      for (double l : all) worst = std::max(worst, std::abs(l - avg) / avg);
-    if (threshold > 0 && worst <= threshold) return false;
+    return gather_load_report(comm_.get(), mine);
+  }
+
+  /// Remaps when max_unbalance exceeds `opt.threshold` (as IrregularDomain::rebalance): the
+  /// partitioner maps the leaves anew and leaves and data move. Returns whether it remapped.
+  /// A threshold that is bad or differs on any rank fails every rank. Collective over comm.
+  bool rebalance(RebalanceOptions opt = {}) {
+    agree_threshold(comm_.get(), opt.threshold, "irregular::CellDomain::rebalance");
+    if (load_report().max_unbalance <= opt.threshold) return false;
     const map_type current = map_;
     repartition(&current);
     return true;
@@ -464,7 +459,8 @@ class CellDomain {
       detail_ghost::read_by<C, stencil::Moore<dim>>(st, lv, c, options_.periodic, contact, LevelRange::all(), ids);
       for (std::size_t j : ids) {
         const auto other = detail::cell_at<C>(st[j], lv[j]);
-        out.push_back({j, ghost, lv[j], contact_dimension<C>(c, other, options_.periodic), direction(c, other)});
+        out.push_back({j, ghost, lv[j], contact_dimension<C>(c, other, options_.periodic),
+                        contact_direction<C>(c, other)});
       }
     };
     add(leaves_.starts(), leaves_.levels(), false);
@@ -614,20 +610,6 @@ class CellDomain {
     ++generation_;
     loads_.new_window(leaves_.size());
     estimate_loads();
-  }
-
-  static std::array<int, dim> direction(const Cell<dim>& a, const Cell<dim>& b) {
-    const std::uint64_t n = detail::axis_cells<C>(C::max_level);
-    const std::uint64_t sa = detail::axis_cells<C>(C::max_level - a.level);
-    const std::uint64_t sb = detail::axis_cells<C>(C::max_level - b.level);
-    std::array<int, dim> d{};
-    for (std::size_t k = 0; k < static_cast<std::size_t>(dim); ++k) {
-      const std::uint64_t a0 = a.anchor[k] * sa, a1 = a0 + sa, b0 = b.anchor[k] * sb, b1 = b0 + sb;
-      if (a0 < b1 && b0 < a1) d[k] = 0;
-      else if (b1 == a0 || (b1 == n && a0 == 0)) d[k] = -1;
-      else d[k] = +1;
-    }
-    return d;
   }
 
   mpi::OwnedCommunicator comm_;

@@ -20,6 +20,7 @@
 #include <irregular/distributed/local_leaves.hpp>
 #include <irregular/distributed/ownership_map.hpp>
 #include <irregular/distributed/partitioner.hpp>
+#include <irregular/distributed/rebalance_decision.hpp>
 #include <irregular/distributed/remap.hpp>
 #include <irregular/distributed/replicated_htree.hpp>
 #include <irregular/distributed/segment_map.hpp>
@@ -61,21 +62,6 @@ struct DomainOptions {
   /// from the node's physical memory: a quarter of it, shared by the ranks of the node, at
   /// 64 bytes per leaf.
   std::size_t max_leaves_per_rank = 0;
-};
-
-/// Options of one rebalance() call.
-struct RebalanceOptions {
-  /// Remap only when max_unbalance, the largest |load_r - average| / average over the ranks,
-  /// exceeds this (baiardi-2001 §3's user-defined threshold T, relative to the average load).
-  double threshold = 0.05;
-};
-
-/// Loads of all ranks (replicated), as a rebalance decision sees them.
-struct LoadReport {
-  std::vector<double> loads;
-  double average = 0;
-  double max_unbalance = 0;  ///< max_r |load_r - average| / average (0 for an empty domain)
-  double imbalance = 0;      ///< Lmax / Lavg - 1, the metric of the partitioning papers
 };
 
 /// Seconds this rank spent in each phase of the last build() (or the remap of rebalance()).
@@ -224,23 +210,7 @@ class IrregularDomain {
   /// max_unbalance computed, and only if it exceeds `threshold` the partitioner maps the leaves
   /// anew and they move to their new holders. Returns whether it remapped. Collective over comm.
   bool rebalance(RebalanceOptions opt = {}) {
-    // Every rank must take the same decision: thresholds that differ would split the ranks. One
-    // all_reduce checks both; a bad threshold anywhere takes the agreement that names it.
-    const bool bad = !(opt.threshold >= 0) || !std::isfinite(opt.threshold);
-    std::array<double, 3> t{bad ? 0.0 : opt.threshold, bad ? 0.0 : -opt.threshold, bad ? 1.0 : 0.0}, tmax{};
-    boost::mpi::all_reduce(comm_.get(), t.data(), 3, tmax.data(), boost::mpi::maximum<double>());
-    if (tmax[2] != 0)
-      mpi::agree(comm_.get(), [&] {
-        if (bad)
-          throw invalid_argument("irregular::IrregularDomain::rebalance: threshold " + std::to_string(opt.threshold) +
-                                 " on rank " + std::to_string(comm_.rank()) + " must be finite and >= 0");
-      });
-    if (tmax[0] != -tmax[1])  // the lowest rank below the largest threshold is named
-      mpi::agree_on(comm_.get(), opt.threshold == tmax[0] ? std::nullopt
-                                     : std::optional<std::string>("irregular::IrregularDomain::rebalance: threshold " +
-                                                                  std::to_string(opt.threshold) + " on rank " +
-                                                                  std::to_string(comm_.rank()) + " differs from " +
-                                                                  std::to_string(tmax[0]) + " on another rank"));
+    agree_threshold(comm_.get(), opt.threshold, "irregular::IrregularDomain::rebalance");
     const auto report = load_report();
     migration_ = {};
     migration_global_ = {};  // a rebalance that does not remap moved nothing
@@ -464,17 +434,7 @@ class IrregularDomain {
   /// Every rank's load, the average and the unbalance. Collective over comm.
   [[nodiscard]] LoadReport load_report() {
     loads_.agree_unit(comm_.get(), leaves_);
-    const double mine = loads_.total();  // the loads summed in leaf order, kept by LeafLoads
-    LoadReport r;
-    boost::mpi::all_gather(comm_.get(), mine, r.loads);
-    double total = 0, lmax = 0;
-    for (double l : r.loads) { total += l; lmax = std::max(lmax, l); }
-    r.average = total / static_cast<double>(r.loads.size());
-    if (r.average > 0) {
-      for (double l : r.loads) r.max_unbalance = std::max(r.max_unbalance, std::abs(l - r.average) / r.average);
-      r.imbalance = lmax / r.average - 1;
-    }
-    return r;
+    return gather_load_report(comm_.get(), loads_.total());  // loads summed in leaf order by LeafLoads
   }
   /// Number of elements over all ranks, inserted-but-not-built ones included. Collective over comm.
   [[nodiscard]] std::uint64_t global_element_count() const {

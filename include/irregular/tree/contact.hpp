@@ -8,6 +8,8 @@
 #include <irregular/tree/detail/curve_math.hpp>
 #include <irregular/tree/stencil.hpp>
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 
 namespace irregular {
@@ -50,6 +52,23 @@ int contact_dimension(const Cell<C::dim>& a, const Cell<C::dim>& b, Periodicity<
     shared += c == 2;
   }
   return shared == C::dim ? -1 : shared;  // overlapping cells do not "touch"
+}
+
+/// Where b lies from a along each axis: -1 below, +1 above, 0 where they overlap (periodic
+/// axes wrap). For cells in contact: a face neighbour has one non-zero entry.
+template <SpaceFillingCurve C>
+std::array<int, C::dim> contact_direction(const Cell<C::dim>& a, const Cell<C::dim>& b) noexcept {
+  const std::uint64_t n = detail::axis_cells<C>(C::max_level);
+  const std::uint64_t sa = detail::axis_cells<C>(C::max_level - a.level);
+  const std::uint64_t sb = detail::axis_cells<C>(C::max_level - b.level);
+  std::array<int, C::dim> d{};
+  for (std::size_t k = 0; k < static_cast<std::size_t>(C::dim); ++k) {
+    const std::uint64_t a0 = a.anchor[k] * sa, a1 = a0 + sa, b0 = b.anchor[k] * sb, b1 = b0 + sb;
+    if (a0 < b1 && b0 < a1) d[k] = 0;
+    else if (b1 == a0 || (b1 == n && a0 == 0)) d[k] = -1;
+    else d[k] = +1;
+  }
+  return d;
 }
 
 /// Whether disjoint cells a and b are in `contact` (Contact::stencil accepts everything).

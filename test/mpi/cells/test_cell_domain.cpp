@@ -197,7 +197,7 @@ TEST_CASE("periodic balance and a rebalance under per-level loads keep the leave
   for (std::size_t i = 0; i < t.size(); ++i) want.emplace_back(static_cast<std::uint64_t>(t.start(i)), t.level(i));
   REQUIRE(gathered(d) == want);
   const auto before = gathered(d);
-  d.rebalance();
+  d.rebalance({.threshold = 0});
   REQUIRE(gathered(d) == before);
   REQUIRE(total_mass(d) == (std::uint64_t{1} << (2 * deepest)));
   // Loads after the remap: no rank above the average by more than the heaviest leaf.
