@@ -28,7 +28,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <functional>
 #include <random>
 #include <span>
@@ -40,19 +39,12 @@ namespace {
 
 namespace irr = irregular;
 namespace mpi = boost::mpi;
+using bench::cpu_now_s;
 using bench::max_over;
 using bench::median;
 using bench::now_s;
 using Curve = irr::curve::Hilbert<2>;
 using Pt = std::array<double, 2>;
-
-// This thread's CPU seconds: on a shared machine, wall time includes time the rank was not
-// scheduled; CPU time does not (but it does include MPI's polling while waiting for a partner).
-double cpu_now_s() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 // Half uniform in the unit square, half in 3 Gaussian clusters (sigma 0.05, clamped); weight 4
 // where x > 0.5, else 1. The same on every rank for a seed.

@@ -12,6 +12,7 @@
 
 #include "detail/circle_mesh.hpp"
 #include "detail/pmpi_counters.hpp"
+#include "detail/timed_phase.hpp"
 #include "detail/timing.hpp"
 
 #include <boost/mpi/collectives.hpp>
@@ -29,7 +30,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <cmath>
 #include <functional>
 #include <iterator>
@@ -44,15 +44,12 @@ namespace mpi = boost::mpi;
 namespace cm = bench::circle_mesh;
 namespace pc = pmpi_counters;
 using bench::max_over;
+using bench::time_once;
+using bench::Timing;
+using bench::Traffic;
 using bench::median;
 using bench::now_s;
 using Moore = irr::stencil::Moore<2>;
-
-double cpu_now_s() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 struct Config {
   int level = 14;
@@ -63,51 +60,6 @@ struct Config {
 bool g_failed = false;  // a ghost count or value mismatch: exit 1
 
 // ---- measuring -------------------------------------------------------------------------------
-
-/// What the PMPI layer saw during one timed call, summed over the ranks.
-struct Traffic {
-  std::uint64_t p2p_messages = 0, p2p_bytes = 0, collectives = 0, collective_bytes = 0;
-};
-
-/// Medians over repeats of the slowest rank's wall and CPU time, plus the traffic of the last repeat.
-struct Timing {
-  std::vector<double> wall, cpu;
-  Traffic traffic;
-  [[nodiscard]] double wall_ms() const { return median(wall) * 1e3; }
-  [[nodiscard]] double cpu_ms() const { return median(cpu) * 1e3; }
-};
-
-Traffic sum_traffic(const mpi::communicator& comm, const pc::Counters& d) {
-  const bool was = pc::enabled;
-  pc::enabled = false;
-  std::uint64_t v[4] = {d.sum_calls(pc::is_send), d.sum_out(pc::is_send), d.sum_calls(pc::is_collective),
-                        d.sum_out(pc::is_collective)};
-  std::uint64_t g[4];
-  MPI_Allreduce(v, g, 4, MPI_UINT64_T, MPI_SUM, comm);
-  pc::enabled = was;
-  return {g[0], g[1], g[2], g[3]};
-}
-
-/// One timed collective call: barrier, f(), the slowest rank's wall and CPU time, the traffic.
-template <class F>
-void time_once(const mpi::communicator& comm, Timing& t, bool keep, F&& f) {
-  pc::enabled = false;
-  comm.barrier();
-  pc::enabled = true;
-  const pc::Counters before = pc::totals;
-  const double t0 = now_s(), c0 = cpu_now_s();
-  f();
-  const double c1 = cpu_now_s(), t1 = now_s();
-  const pc::Counters d = pc::totals - before;
-  pc::enabled = false;
-  const double w = max_over(comm, t1 - t0), c = max_over(comm, c1 - c0);
-  t.traffic = sum_traffic(comm, d);
-  pc::enabled = true;
-  if (keep) {
-    t.wall.push_back(w);
-    t.cpu.push_back(c);
-  }
-}
 
 std::string fmt(double x, int prec = 2) {
   char b[64];

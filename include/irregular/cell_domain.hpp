@@ -304,14 +304,12 @@ class CellDomain {
             throw invalid_argument("irregular::CellDomain::adapt: leaf " + std::to_string(i) + " on rank " +
                                    std::to_string(comm_.rank()) + " is at max_level " + std::to_string(C::max_level) +
                                    " and cannot refine");
-          const auto parent = leaves_.cell(i);
           for (int k = 0; k < kids; ++k) {
             const index_type cs = s[i] + static_cast<index_type>(k) * detail::span_at<C>(lv + 1);
             starts.push_back(cs);
             levels.push_back(static_cast<std::uint8_t>(lv + 1));
             data.push_back(split(std::as_const(data_[i]), detail::cell_at<C>(cs, lv + 1)));
           }
-          (void)parent;
           ++stats.refined;
           ++i;
           continue;
