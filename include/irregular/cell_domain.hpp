@@ -55,6 +55,11 @@ struct CellDomainOptions {
   Partitioner partitioner{};  ///< how the leaves are mapped onto the ranks
   /// Leaf budget per rank (0: derived from memory, as DomainOptions::max_leaves_per_rank).
   std::size_t max_leaves_per_rank = 0;
+  /// When >= 0, no cell of this level is ever split between ranks (the partition's cuts fall on
+  /// its cell boundaries), so every hnode at this level or finer, with all its descendants, lies
+  /// on one rank: a multigrid's restriction and prolongation between those levels stay local.
+  /// Needs a map whose parts are curve segments.
+  int hold_level = -1;
 };
 
 /// A leaf met by adjacent(): which leaf, and where it touches.
@@ -122,6 +127,7 @@ class CellDomain {
         throw invalid_argument("irregular::CellDomain: level " + std::to_string(level) + " outside [0, max_level = " +
                                std::to_string(C::max_level) + "]");
       options_.partitioner.template check<C>(comm_.size());
+      check_hold_level();
     });
     max_leaves_ = options_.max_leaves_per_rank ? options_.max_leaves_per_rank : default_leaf_budget(comm_.get());
     const int p = comm_.size(), me = comm_.rank();
@@ -162,6 +168,7 @@ class CellDomain {
     mpi::agree(comm_.get(), [&] {
       box.validate();
       options_.partitioner.template check<C>(comm_.size());
+      check_hold_level();
       if (cells.size() != data.size())
         throw invalid_argument("irregular::CellDomain: " + std::to_string(cells.size()) + " cells and " +
                                std::to_string(data.size()) + " data on rank " + std::to_string(comm_.rank()));
@@ -509,6 +516,15 @@ class CellDomain {
     return true;
   }
 
+  void check_hold_level() const {
+    const int h = options_.hold_level;
+    if (h > C::max_level)
+      throw invalid_argument("irregular::CellDomain: hold_level " + std::to_string(h) + " beyond max_level " +
+                             std::to_string(C::max_level));
+    if (h >= 0 && !map_type::contiguous_segments)
+      throw invalid_argument("irregular::CellDomain: hold_level needs a partitioner whose parts are curve segments");
+  }
+
   static std::string anchor_text(const Cell<dim>& c) {
     std::string t = "(";
     for (int d = 0; d < dim; ++d) t += (d ? ", " : "") + std::to_string(c.anchor[d]);
@@ -585,12 +601,32 @@ class CellDomain {
   void repartition(const map_type* current) {
     estimate_loads();
     loads_.agree_unit(comm_.get(), leaves_);
-    auto next = options_.partitioner.template partition<C>(comm_.get(), LeafChain<C>{leaves_, loads_.values()}, current);
+    auto next = hold_cells(
+        options_.partitioner.template partition<C>(comm_.get(), LeafChain<C>{leaves_, loads_.values()}, current));
     loads_.new_window(leaves_.size());
     std::vector<double> none;
     map_ = move_to(next, none);
     loads_.new_window(leaves_.size());
     estimate_loads();
+  }
+
+  /// The map with its cuts moved out of the cells of options_.hold_level (replicated: computed
+  /// from the segments alone, no communication).
+  map_type hold_cells(map_type next) const {
+    if constexpr (map_type::contiguous_segments) {
+      const int h = options_.hold_level;
+      if (h < 0) return next;
+      std::vector<Cell<dim>> cut;
+      for (int r = 1; r < next.parts(); ++r) {
+        const index_type b = next.segment(r).start;
+        if (b == detail::index_end<C>() || b % detail::span_at<C>(h) == 0) continue;
+        const auto c = detail::cell_at<C>(detail::ancestor_start<C>(b, h), h);
+        if (cut.empty() || !(cut.back() == c)) cut.push_back(c);
+      }
+      return cut.empty() ? next : next.hold_whole(std::span<const Cell<dim>>(cut));
+    } else {
+      return next;
+    }
   }
 
   void estimate_loads() {

@@ -337,3 +337,38 @@ TEST_CASE("a domain from given leaves in any distribution; gaps and overlaps are
   rejects([](std::size_t i) { return i != 5; }, false, "do not tile");            // a leaf missing
   rejects([](std::size_t) { return true; }, true, "do not tile");                 // a leaf twice
 }
+
+TEST_CASE("hold_level: no cut falls inside a cell of that level, through creation and rebalance", "[cells][hold]") {
+  mpi::communicator w;
+  using Domain = irr::CellDomain<Datum, irr::stencil::Moore<2>, Curve>;
+  constexpr int hold = 3;
+  irr::CellDomainOptions<2, irr::load::Constant> opt;
+  opt.hold_level = hold;
+  Domain d(w, irr::Box<2>{{0, 0}, {1, 1}}, 4, init, opt);
+  // Each rank's leaves, as a curve interval, must start and end on level-3 cell boundaries.
+  const auto span3 = irr::detail::span_at<Curve>(hold);
+  auto aligned = [&] {
+    const auto& t = d.local_tree();
+    if (t.size() == 0) return true;
+    return t.starts()[0] % span3 == 0 && t.interval(t.size() - 1).end % span3 == 0;
+  };
+  REQUIRE(failures(w, aligned()) == 0);
+  refine_circle(d, 8, 0.3, 0.3);  // a heavy corner: the plain cuts would fall inside level-3 cells
+  d.balance(irr::BalanceKind::full, split);
+  d.rebalance({.threshold = 0});
+  REQUIRE(failures(w, aligned()) == 0);
+  REQUIRE(total_mass(d) == (std::uint64_t{1} << (2 * deepest)));
+  // Without it, the same rebalance does cut level-3 cells when there are several ranks (the test
+  // above can fail).
+  Domain e(w, irr::Box<2>{{0, 0}, {1, 1}}, 4, init);
+  refine_circle(e, 8, 0.3, 0.3);
+  e.rebalance({.threshold = 0});
+  const auto& t = e.local_tree();
+  const bool cut = t.size() > 0 && t.starts()[0] % span3 != 0;
+  int cuts = 0;
+  mpi::all_reduce(w, cut ? 1 : 0, cuts, std::plus<int>());
+  if (w.size() > 2) REQUIRE(cuts > 0);
+  // A hold level beyond the curve's max_level fails every rank.
+  opt.hold_level = Curve::max_level + 1;
+  REQUIRE_THROWS_AS(Domain(w, irr::Box<2>{{0, 0}, {1, 1}}, 2, init, opt), irr::collective_error);
+}

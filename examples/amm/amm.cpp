@@ -1,0 +1,262 @@
+// The adaptive multigrid Poisson solver (baiardi-2001 §5) on the distributed cell-data domain:
+//   mpiexec -n 4 amm [--problem 1|2|peak] [--l0 7] [--lmax 12] [--strategies RA,FP,IFP] [--out DIR]
+// prints one row per V-cycle (levels, points, errors, imbalance, messages and bytes of each
+// remote-data strategy), a summary, the digest of the final grid and values on a line of its own
+// (the same at every rank count and under every strategy), and writes amm.pvtu and SVG pictures.
+// --convergence runs the whole refinement for finest levels --from .. --lmax, the uniform level
+// following (l0 + lmax - from), and prints the observed orders of the max and L2 errors.
+#include "solver.hpp"
+
+#include <irregular/io/svg.hpp>
+#include <irregular/io/vtk_domain.hpp>
+
+#include <boost/mpi/environment.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace {
+
+struct Args {
+  amm::Options opt;
+  int stages = 8;       // refinement stages (each: `vcycles` V-cycles, then a refinement)
+  int vcycles = 2;
+  int final_cycles = 6;
+  std::string out = "amm-out";
+  bool convergence = false;
+  int from = 6;         // --convergence: finest levels from .. lmax
+  double expect_order = 0;
+  std::string expect_digest;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string t; std::getline(ss, t, ',');) out.push_back(t);
+  return out;
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument("missing value after " + k);
+      return argv[++i];
+    };
+    if (k == "--problem") a.opt.problem = amm::problem_by_name(next());
+    else if (k == "--l0") a.opt.l0 = std::stoi(next());
+    else if (k == "--lmax") a.opt.lmax = std::stoi(next());
+    else if (k == "--hold") a.opt.hold = std::stoi(next());
+    else if (k == "--tau") a.opt.tau = std::stod(next());
+    else if (k == "--sweeps") a.opt.sweeps = std::stoi(next());
+    else if (k == "--threshold") a.opt.threshold = std::stod(next());
+    else if (k == "--strategies") a.opt.strategies = split(next());
+    else if (k == "--stages") a.stages = std::stoi(next());
+    else if (k == "--vcycles") a.vcycles = std::stoi(next());
+    else if (k == "--final") a.final_cycles = std::stoi(next());
+    else if (k == "--out") a.out = next();
+    else if (k == "--convergence") a.convergence = true;
+    else if (k == "--from") a.from = std::stoi(next());
+    else if (k == "--expect-order") a.expect_order = std::stod(next());
+    else if (k == "--expect-digest") a.expect_digest = next();
+    else throw std::invalid_argument("unknown option " + k);
+  }
+  auto& o = a.opt;
+  if (o.l0 < 1 || o.lmax < o.l0 || o.lmax > 20) throw std::invalid_argument("need 1 <= l0 <= lmax <= 20");
+  if (o.hold < 1 || o.hold > o.l0) throw std::invalid_argument("need 1 <= hold <= l0");
+  if (o.sweeps < 1 || a.vcycles < 1 || a.stages < 0 || a.final_cycles < 0 || !(o.tau > 0))
+    throw std::invalid_argument("sweeps, vcycles and tau must be positive, stages and final not negative");
+  if (o.strategies.empty()) throw std::invalid_argument("--strategies needs at least one of RA, FP, IFP");
+  for (const auto& s : o.strategies) irregular::ghost::ByName{s};  // rejects unknown names
+  return a;
+}
+
+std::string hex(std::uint64_t d) {
+  char b[17];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(d));
+  return b;
+}
+
+struct Run {
+  amm::CycleReport last;
+  std::vector<amm::Traffic> total;
+  int cycles = 0;
+  double seconds = 0;
+};
+
+/// Stages of V-cycles and refinements, then the final V-cycles; rows printed when `table`.
+Run solve(amm::Solver& s, const Args& a, bool table, bool root) {
+  Run run;
+  run.total.assign(a.opt.strategies.size(), {});
+  const auto t0 = std::chrono::steady_clock::now();
+  if (table && root) {
+    std::printf("%5s %7s %9s %11s %11s %10s %6s", "cycle", "levels", "points", "max err", "L2 err", "residual", "imbal");
+    for (const auto& n : a.opt.strategies) std::printf(" %8s %10s", (n + " msg").c_str(), (n + " bytes").c_str());
+    std::printf("\n");
+  }
+  auto cycle = [&] {
+    run.last = s.vcycle();
+    ++run.cycles;
+    for (std::size_t k = 0; k < run.total.size(); ++k) {
+      run.total[k].messages += run.last.traffic[k].messages;
+      run.total[k].bytes += run.last.traffic[k].bytes;
+    }
+    if (table && root) {
+      const auto& r = run.last;
+      std::printf("%5d %4d-%-2d %9llu %11.3e %11.3e %10.2e %5.1f%%%s", run.cycles, r.min_level, r.max_level,
+                  static_cast<unsigned long long>(r.points), r.max_error, r.l2_error, r.residual, 100 * r.imbalance,
+                  r.remapped ? "*" : " ");
+      for (const auto& t : r.traffic)
+        std::printf(" %8llu %10llu", static_cast<unsigned long long>(t.messages), static_cast<unsigned long long>(t.bytes));
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  };
+  for (int st = 0; st < a.stages; ++st) {
+    for (int v = 0; v < a.vcycles; ++v) cycle();
+    const auto refined = s.refine();
+    if (table && root) std::printf("      refined %llu leaves\n", static_cast<unsigned long long>(refined));
+    if (refined == 0) break;
+  }
+  for (int v = 0; v < a.final_cycles; ++v) cycle();
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return run;
+}
+
+/// SVG pictures of the final hierarchy, coloured by owner rank and by level (rank 0 gathers).
+void pictures(const amm::Solver& s, const std::string& dir) {
+  const auto& g = s.grid();
+  const auto& comm = g.comm();
+  std::vector<unsigned long long> mine;
+  for (std::size_t i = 0; i < g.local_leaf_count(); ++i)
+    mine.push_back(static_cast<unsigned long long>(g.local_tree().starts()[i]) * 64 + static_cast<unsigned>(g.level(i)));
+  std::vector<int> sizes(static_cast<std::size_t>(comm.size()));
+  const int n = static_cast<int>(mine.size());
+  MPI_Gather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, comm);
+  std::vector<int> displs(sizes.size(), 0);
+  for (std::size_t r = 1; r < sizes.size(); ++r) displs[r] = displs[r - 1] + sizes[r - 1];
+  std::vector<unsigned long long> all(comm.rank() == 0 ? static_cast<std::size_t>(displs.back() + sizes.back()) : 0);
+  MPI_Gatherv(mine.data(), n, MPI_UNSIGNED_LONG_LONG, all.data(), sizes.data(), displs.data(), MPI_UNSIGNED_LONG_LONG,
+              0, comm);
+  if (comm.rank() != 0) return;
+  std::vector<irregular::Cell<2>> cells;
+  std::vector<int> ranks, levels;
+  int lo = 99, hi = 0;
+  for (int r = 0; r < comm.size(); ++r)
+    for (int k = 0; k < sizes[static_cast<std::size_t>(r)]; ++k) {
+      const auto w = all[static_cast<std::size_t>(displs[static_cast<std::size_t>(r)] + k)];
+      const int lv = static_cast<int>(w % 64);
+      cells.push_back(irregular::curve::cell_of_finest<amm::Curve>(static_cast<amm::Index>(w / 64), lv));
+      ranks.push_back(r);
+      levels.push_back(lv);
+      lo = std::min(lo, lv);
+      hi = std::max(hi, lv);
+    }
+  for (int& l : levels) l -= lo;
+  const irregular::Box<2> box{{0, 0}, {1, 1}};
+  irregular::io::SvgOptions o;
+  o.draw_curve = false;
+  o.title = "AMM hierarchy by rank (" + std::to_string(cells.size()) + " leaves)";
+  std::ofstream f1(dir + "/amm_ranks.svg");
+  irregular::io::write_leaves_svg(f1, box, 2, cells, ranks, comm.size(), {}, o);
+  o.title = "AMM hierarchy by level (" + std::to_string(lo) + " to " + std::to_string(hi) + ")";
+  std::ofstream f2(dir + "/amm_levels.svg");
+  irregular::io::write_leaves_svg(f2, box, 2, cells, levels, hi - lo + 1, {}, o);
+}
+
+int convergence(const boost::mpi::communicator& world, const Args& a) {
+  const bool root = world.rank() == 0;
+  if (root)
+    std::printf("Convergence (%s): finest level against errors\n%6s %9s %11s %6s %11s %6s\n", amm::name_of(a.opt.problem),
+                "lmax", "points", "max err", "order", "L2 err", "order");
+  double pmax = 0, pl2 = 0, worst = 99;
+  for (int L = a.from; L <= a.opt.lmax; ++L) {
+    Args b = a;
+    b.opt.lmax = L;  // the whole hierarchy moves one level finer per row: l0 follows lmax
+    b.opt.l0 = a.opt.l0 + (L - a.from);
+    b.stages = L - b.opt.l0 + 2;
+    amm::Solver s(world, b.opt);
+    const auto run = solve(s, b, false, root);
+    const auto& r = run.last;
+    const double omax = pmax > 0 ? std::log2(pmax / r.max_error) : 0, ol2 = pl2 > 0 ? std::log2(pl2 / r.l2_error) : 0;
+    if (pmax > 0) worst = std::min({worst, omax, ol2});
+    if (root)
+      std::printf("%6d %9llu %11.3e %6s %11.3e %6s\n", L, static_cast<unsigned long long>(r.points), r.max_error,
+                  pmax > 0 ? std::to_string(omax).substr(0, 4).c_str() : "", r.l2_error,
+                  pl2 > 0 ? std::to_string(ol2).substr(0, 4).c_str() : "");
+    pmax = r.max_error;
+    pl2 = r.l2_error;
+  }
+  if (root) std::printf("lowest observed order: %.2f\n", worst);
+  if (a.expect_order > 0 && worst < a.expect_order) {
+    if (root) std::fprintf(stderr, "amm: observed order %.2f below the expected %.2f\n", worst, a.expect_order);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  boost::mpi::environment env(argc, argv);
+  boost::mpi::communicator world;
+  const bool root = world.rank() == 0;
+  Args a;
+  try {
+    a = parse(argc, argv);
+  } catch (const std::exception& e) {
+    if (root) std::fprintf(stderr, "amm: %s\n", e.what());
+    return 2;
+  }
+  try {
+    if (a.convergence) return convergence(world, a);
+    if (root) {
+      std::printf("Adaptive multigrid, -Lap u = f on ]0,1[^2, %s\n", amm::name_of(a.opt.problem));
+      std::printf("%d ranks; uniform level %d (%llu points), finest level %d; grids from level %d distributed\n",
+                  world.size(), a.opt.l0, 1ull << (2 * a.opt.l0), a.opt.lmax, a.opt.hold);
+      std::printf("V-cycle: restriction, smoothing (%d Jacobi sweeps), prolongation, norm, refinement; rebalance "
+                  "threshold %.2f ('*': remapped)\n\n", a.opt.sweeps, a.opt.threshold);
+    }
+    amm::Solver s(world, a.opt);
+    const auto run = solve(s, a, true, root);
+    const std::uint64_t digest = s.digest();
+    std::filesystem::create_directories(a.out);
+    irregular::io::write_pvtu(s.grid(), a.out, "amm",
+                              {{"u", [](const amm::Leaf& d) { return d.u; }}});
+    pictures(s, a.out);
+    if (root) {
+      const auto& r = run.last;
+      std::printf("\nSummary: %d V-cycles in %.2f s; %llu leaves on levels %d-%d; max error %.3e, L2 error %.3e\n",
+                  run.cycles, run.seconds, static_cast<unsigned long long>(r.points), r.min_level, r.max_level,
+                  r.max_error, r.l2_error);
+      std::printf("Remote-data collection over the whole run (all ranks):\n");
+      for (std::size_t k = 0; k < run.total.size(); ++k) {
+        std::printf("  %-4s %9llu messages %12llu bytes", a.opt.strategies[k].c_str(),
+                    static_cast<unsigned long long>(run.total[k].messages),
+                    static_cast<unsigned long long>(run.total[k].bytes));
+        if (k > 0 && run.total[0].messages > 0)
+          std::printf("   (%.0f%% of %s's messages, %.0f%% of its bytes)",
+                      100.0 * static_cast<double>(run.total[k].messages) / static_cast<double>(run.total[0].messages),
+                      a.opt.strategies[0].c_str(),
+                      100.0 * static_cast<double>(run.total[k].bytes) / static_cast<double>(run.total[0].bytes));
+        std::printf("\n");
+      }
+      std::printf("Pictures: %s/amm_ranks.svg, %s/amm_levels.svg; ParaView: %s/amm.pvtu\n", a.out.c_str(),
+                  a.out.c_str(), a.out.c_str());
+      std::printf("digest: %s\n", hex(digest).c_str());
+    }
+    if (!a.expect_digest.empty() && hex(digest) != a.expect_digest) {
+      if (root) std::fprintf(stderr, "amm: digest %s differs from the expected %s\n", hex(digest).c_str(), a.expect_digest.c_str());
+      return 1;
+    }
+  } catch (const std::exception& e) {
+    if (root) std::fprintf(stderr, "amm: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

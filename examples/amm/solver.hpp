@@ -1,0 +1,467 @@
+// The adaptive multigrid (AMM) of baiardi-2001 §5 on a CellDomain: cell-centred finite volumes on
+// the composite grid, a correction-scheme V-cycle over the grids T_l of hierarchy.hpp with the
+// operators in the order of baiardi-collecting-remote-data Fig. 2 (restriction level by level,
+// smoothing, prolongation level by level, norm, refinement), a remote-data collection before each
+// operator with that operator's stencil and level, and a rebalance at the end of each V-cycle.
+//
+// Numerics: the value of a level-l cell that is no hnode (it lies in a coarser leaf) is the
+// bilinear interpolation of level l-1 (the halo); coarse values are averages of their children.
+// Jacobi smoothing (weight 4/5) keeps every result independent of the rank count: no update reads
+// a value written in the same sweep. The grids coarser than Lh are replicated: the level-Lh
+// residual is gathered once per cycle and solved by SOR on every rank alike.
+#pragma once
+
+#include "hierarchy.hpp"
+
+#include <irregular/mpi/collective_error.hpp>
+
+#include <boost/mpi/collectives.hpp>
+#include <boost/mpi/communicator.hpp>
+
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <numbers>
+#include <span>
+
+namespace amm {
+
+struct Options {
+  Problem problem = Problem::wave;
+  int l0 = 7;              ///< the uniform grid: 4^l0 initial points (the paper's 2^14: l0 = 7)
+  int lmax = 12;           ///< finest level (the paper's maximum grid level 12)
+  int hold = 5;            ///< Lh: grids from here up are distributed, coarser ones replicated
+  double tau = 4;          ///< refine where a second difference exceeds tau * h(lmax)^2 * scale
+  int sweeps = 3;          ///< Jacobi sweeps per level
+  double threshold = 0.1;  ///< rebalance when the unbalance exceeds this
+  std::vector<std::string> strategies{"IFP"};  ///< the first one's ghosts are read
+};
+
+/// The state after one V-cycle.
+struct CycleReport {
+  int min_level = 0, max_level = 0;
+  std::uint64_t points = 0;
+  double max_error = 0, l2_error = 0, residual = 0;
+  double imbalance = 0;
+  bool remapped = false;
+  std::vector<Traffic> traffic;  ///< per strategy, this cycle, all ranks
+  std::uint64_t digest = 0;      ///< of every leaf's cell and value bits, rank-order independent
+};
+
+class Solver {
+ public:
+  Solver(const boost::mpi::communicator& world, Options opt)
+      : opt_(std::move(opt)), grid_(make_grid(world, opt_)), comm_(grid_.comm(), boost::mpi::comm_duplicate) {
+    for (const auto& s : opt_.strategies) strategies_.emplace_back(s);
+    traffic_.assign(strategies_.size(), Traffic{});
+    rebuild();
+  }
+
+  [[nodiscard]] const Grid& grid() const { return grid_; }
+  [[nodiscard]] const Options& options() const { return opt_; }
+
+  /// One V-cycle: restriction, coarse solve, prolongation and smoothing up the levels, the
+  /// correction added to the leaves, the norm. Collective.
+  CycleReport vcycle() {
+    for (auto& t : traffic_) t = Traffic{};
+    restrict_values();
+    residuals();
+    coarse_solve();
+    for (int l = opt_.hold + 1; l <= top_; ++l) {
+      prolongate(l);
+      smooth(l);
+    }
+    correct();
+    auto rep = norm();
+    rep.remapped = grid_.rebalance({.threshold = opt_.threshold});
+    if (rep.remapped) rebuild();
+    rep.imbalance = grid_.load_report().imbalance;
+    rep.traffic = traffic_totals();
+    return rep;
+  }
+
+  /// Marks the leaves whose second differences exceed the tolerance, refines them with bilinear
+  /// values and restores the full 2:1 balance. Returns the number of leaves refined on all
+  /// ranks. Collective.
+  std::uint64_t refine() {
+    restrict_values();
+    collect_all_wide();
+    const double tol = opt_.tau * scale_ * std::ldexp(1.0, -2 * opt_.lmax);
+    std::uint64_t marked = 0;
+    for (int l = opt_.hold; l <= top_; ++l) {
+      Level& lv = level(l);
+      for (std::size_t k = 0; k < lv.tree.size(); ++k) {
+        if (!lv.active(k) || lv.interior(k)) continue;
+        const auto c = lv.tree.cell(k);
+        const int x = static_cast<int>(c.anchor[0]), y = static_cast<int>(c.anchor[1]);
+        const double u = lv.val[k].u;
+        auto f = [&](int dx, int dy) { return face(l, x + dx, y + dy, x, y, &NodeVal::u, u, lv.wide[0]); };
+        const double d = std::max(std::abs(f(1, 0) - 2 * u + f(-1, 0)), std::abs(f(0, 1) - 2 * u + f(0, -1)));
+        Leaf& leaf = grid_.data(lv.leaf[k]);
+        for (int q = 0; q < 4; ++q)
+          leaf.kids[static_cast<std::size_t>(q)] = bilinear(l, x, y, q & 1 ? 1 : -1, q & 2 ? 1 : -1, &NodeVal::u);
+        if (d > tol && l < opt_.lmax) {
+          grid_.mark(lv.leaf[k], irr::Mark::refine);
+          ++marked;
+        }
+      }
+    }
+    marked = all_sum(marked);
+    if (marked == 0) return 0;
+    auto split = [](const Leaf& p, const irr::Cell<2>& c) {
+      const double v = p.kids[(c.anchor[0] & 1u) + 2 * (c.anchor[1] & 1u)];
+      return Leaf{v, {v, v, v, v}};
+    };
+    auto merge = [](std::span<const Leaf> kids) {
+      double s = 0;
+      for (const auto& k : kids) s += k.u;
+      return Leaf{s / static_cast<double>(kids.size()), {}};
+    };
+    grid_.adapt(split, merge);
+    grid_.balance(irr::BalanceKind::full, split);
+    rebuild();
+    return marked;
+  }
+
+  /// Bits of every leaf's cell and value, summed over leaves: equal for equal grids and values,
+  /// whatever the rank count.
+  [[nodiscard]] std::uint64_t digest() const {
+    std::uint64_t h = 0;
+    for (std::size_t i = 0; i < grid_.local_leaf_count(); ++i) {
+      std::uint64_t x = static_cast<std::uint64_t>(grid_.local_tree().starts()[i]) * 0x9E3779B97F4A7C15ull;
+      x ^= std::bit_cast<std::uint64_t>(grid_.data(i).u) + 0x632BE59BD9B4E019ull + static_cast<std::uint64_t>(grid_.level(i));
+      x ^= x >> 31;
+      x *= 0xBF58476D1CE4E5B9ull;
+      x ^= x >> 29;
+      h += x;
+    }
+    return all_sum(h);
+  }
+
+ private:
+  static Grid make_grid(const boost::mpi::communicator& world, const Options& o) {
+    irr::CellDomainOptions<2, irr::load::Constant> go;
+    go.hold_level = o.hold;
+    // The initial guess is zero: nothing of the solution is known inside.
+    return Grid(world, irr::Box<2>{{0, 0}, {1, 1}}, o.l0, [](const irr::Cell<2>&) { return Leaf{}; }, go);
+  }
+
+  Level& level(int l) { return levels_[static_cast<std::size_t>(l - opt_.hold)]; }
+
+  /// The grids T_l anew from the leaves (after a refinement or a remap).
+  void rebuild() {
+    ++generation_;
+    int top = opt_.hold;
+    for (std::size_t i = 0; i < grid_.local_leaf_count(); ++i) top = std::max(top, grid_.level(i));
+    boost::mpi::all_reduce(comm_, top, top_, boost::mpi::maximum<int>());
+    const std::size_t old = levels_.size();
+    levels_.resize(static_cast<std::size_t>(top_ - opt_.hold + 1));
+    for (std::size_t k = old; k < levels_.size(); ++k) {
+      levels_[k].near.resize(strategies_.size());
+      levels_[k].wide.resize(strategies_.size());
+    }
+    Level& t = level(top_);
+    t.l = top_;
+    t.tree = grid_.local_tree();
+    t.leaf.resize(t.tree.size());
+    t.src.assign(t.tree.size(), none);
+    for (std::size_t i = 0; i < t.leaf.size(); ++i) t.leaf[i] = i;
+    for (int l = top_ - 1; l >= opt_.hold; --l) {
+      const Level& up = level(l + 1);
+      Level& lv = level(l);
+      lv.l = l;
+      lv.tree.clear();
+      lv.leaf.clear();
+      lv.src.clear();
+      for (std::size_t i = 0; i < up.tree.size();) {
+        const int ul = up.tree.levels()[i];
+        if (ul == l + 1) {  // a family of four hnodes: their parent (all on this rank)
+          lv.tree.push_back(up.tree.starts()[i], l, 1);
+          lv.leaf.push_back(none);
+          lv.src.push_back(i);
+          i += 4;
+        } else {
+          lv.tree.push_back(up.tree.starts()[i], ul, 1);
+          lv.leaf.push_back(up.leaf[i]);
+          lv.src.push_back(i);
+          ++i;
+        }
+      }
+    }
+    for (auto& lv : levels_) {
+      lv.val.assign(lv.tree.size(), NodeVal{});
+      lv.r.assign(lv.tree.size(), 0.0);
+      lv.offsets.resize(lv.tree.size() + 1);
+      for (std::size_t k = 0; k < lv.offsets.size(); ++k) lv.offsets[k] = k;
+    }
+    scale_ = 0;
+    for (double x : {0.0, 0.25, 0.5, 0.75, 1.0})
+      for (double y : {0.0, 1.0}) scale_ = std::max({scale_, std::abs(exact(opt_.problem, x, y)), std::abs(exact(opt_.problem, y, x))});
+    scale_ = std::max(scale_, std::abs(exact(opt_.problem, 0.7, 0.3)));
+  }
+
+  // ---- the operators ------------------------------------------------------------------------
+
+  /// Restriction of the solution: each hnode's value is the mean of its children's. Local.
+  void restrict_values() {
+    Level& t = level(top_);
+    for (std::size_t k = 0; k < t.tree.size(); ++k) t.val[k].u = grid_.data(t.leaf[k]).u;
+    for (int l = top_ - 1; l >= opt_.hold; --l) {
+      const Level& up = level(l + 1);
+      Level& lv = level(l);
+      for (std::size_t k = 0; k < lv.tree.size(); ++k) {
+        const std::size_t s = lv.src[k];
+        lv.val[k].u = lv.interior(k) ? 0.25 * (up.val[s].u + up.val[s + 1].u + up.val[s + 2].u + up.val[s + 3].u)
+                                     : up.val[s].u;
+      }
+    }
+  }
+
+  /// The composite residual r = f + Δu at every leaf, restricted level by level (means of the
+  /// children). Reads the faces and halos of every level: one collection per level.
+  void residuals() {
+    collect_all_wide();
+    double rmax = 0;
+    for (int l = top_; l >= opt_.hold; --l) {
+      Level& lv = level(l);
+      const double h = std::ldexp(1.0, -l);
+      for (std::size_t k = 0; k < lv.tree.size(); ++k) {
+        if (!lv.active(k)) continue;
+        if (lv.interior(k)) {
+          const Level& up = level(l + 1);
+          const std::size_t s = lv.src[k];
+          lv.r[k] = 0.25 * (up.r[s] + up.r[s + 1] + up.r[s + 2] + up.r[s + 3]);
+          continue;
+        }
+        const auto c = lv.tree.cell(k);
+        const int x = static_cast<int>(c.anchor[0]), y = static_cast<int>(c.anchor[1]);
+        const double u = lv.val[k].u;
+        auto f = [&](int dx, int dy) { return face(l, x + dx, y + dy, x, y, &NodeVal::u, u, lv.wide[0]); };
+        const double lap = (f(1, 0) + f(-1, 0) + f(0, 1) + f(0, -1) - 4 * u) / (h * h);
+        lv.r[k] = source(opt_.problem, (x + 0.5) * h, (y + 0.5) * h) + lap;
+        rmax = std::max(rmax, std::abs(lv.r[k]));
+      }
+    }
+    boost::mpi::all_reduce(comm_, rmax, residual_, boost::mpi::maximum<double>());
+  }
+
+  /// The replicated coarse grids: the level-Lh residual gathered, -Δe = r solved by SOR on the
+  /// uniform grid alike on every rank (same input, same order), each rank keeping its entries.
+  void coarse_solve() {
+    Level& lv = level(opt_.hold);
+    const int n = 1 << opt_.hold;
+    std::vector<double> mine(lv.tree.size() * 2);
+    for (std::size_t k = 0; k < lv.tree.size(); ++k) {
+      const auto c = lv.tree.cell(k);
+      mine[2 * k] = static_cast<double>(c.anchor[0] + static_cast<std::size_t>(n) * c.anchor[1]);
+      mine[2 * k + 1] = lv.r[k];
+    }
+    std::vector<int> sizes;
+    boost::mpi::all_gather(comm_, static_cast<int>(mine.size()), sizes);
+    std::vector<int> displs(sizes.size(), 0);
+    for (std::size_t r = 1; r < sizes.size(); ++r) displs[r] = displs[r - 1] + sizes[r - 1];
+    std::vector<double> all(static_cast<std::size_t>(displs.back() + sizes.back()));
+    MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), sizes.data(), displs.data(),
+                   MPI_DOUBLE, comm_);
+    const auto N = static_cast<std::size_t>(n);
+    std::vector<double> rhs(N * N, 0.0), e(N * N, 0.0);
+    for (std::size_t q = 0; q + 1 < all.size(); q += 2) rhs[static_cast<std::size_t>(all[q])] = all[q + 1];
+    const double h2 = std::ldexp(1.0, -2 * opt_.hold);
+    const double w = 2 / (1 + std::sin(std::numbers::pi / n));
+    auto at = [&](int x, int y, double own) {  // homogeneous Dirichlet: the mirror value
+      return (x < 0 || y < 0 || x >= n || y >= n) ? -own : e[static_cast<std::size_t>(x) + N * static_cast<std::size_t>(y)];
+    };
+    for (int sweep = 0; sweep < 40 * n; ++sweep)
+      for (int y = 0; y < n; ++y)
+        for (int x = 0; x < n; ++x) {
+          double& v = e[static_cast<std::size_t>(x) + N * static_cast<std::size_t>(y)];
+          const double gs = (at(x + 1, y, v) + at(x - 1, y, v) + at(x, y + 1, v) + at(x, y - 1, v) +
+                             h2 * rhs[static_cast<std::size_t>(x) + N * static_cast<std::size_t>(y)]) / 4;
+          v += w * (gs - v);
+        }
+    for (std::size_t k = 0; k < lv.tree.size(); ++k) {
+      const auto c = lv.tree.cell(k);
+      lv.val[k].e = e[c.anchor[0] + N * c.anchor[1]];
+    }
+  }
+
+  /// Prolongation to level l: every level-l hnode starts from the bilinear interpolation of the
+  /// correction of level l-1. Reads the parent's neighbours: the level l-1 collection.
+  void prolongate(int l) {
+    // The coarser leaves' corrections, final now, join their copies in T_l.
+    const Level& down = level(l - 1);
+    Level& lv = level(l);
+    for (std::size_t k = 0; k < down.tree.size(); ++k)
+      if (!down.interior(k)) lv.val[down.src[k]].e = down.val[k].e;
+    collect(level(l - 1), &Level::wide);
+    for (std::size_t k = 0; k < lv.tree.size(); ++k) {
+      if (!lv.active(k)) continue;
+      const auto c = lv.tree.cell(k);
+      const int x = static_cast<int>(c.anchor[0]), y = static_cast<int>(c.anchor[1]);
+      lv.val[k].e = bilinear(l - 1, x >> 1, y >> 1, x & 1 ? 1 : -1, y & 1 ? 1 : -1, &NodeVal::e);
+    }
+  }
+
+  /// Weighted Jacobi on the level-l hnodes for -Δe = r: faces at level l (halos from level l-1).
+  void smooth(int l) {
+    Level& lv = level(l);
+    collect(lv, &Level::near);
+    const double h2 = std::ldexp(1.0, -2 * l);
+    std::vector<double> next(lv.tree.size());
+    for (int s = 0; s < opt_.sweeps; ++s) {
+      if (s > 0) exchange(lv, &Level::near);
+      for (std::size_t k = 0; k < lv.tree.size(); ++k) {
+        if (!lv.active(k)) continue;
+        const auto c = lv.tree.cell(k);
+        const int x = static_cast<int>(c.anchor[0]), y = static_cast<int>(c.anchor[1]);
+        const double e = lv.val[k].e;
+        auto f = [&](int dx, int dy) { return face(l, x + dx, y + dy, x, y, &NodeVal::e, e, lv.near[0]); };
+        const double jac = (f(1, 0) + f(-1, 0) + f(0, 1) + f(0, -1) + h2 * lv.r[k]) / 4;
+        next[k] = e + 0.8 * (jac - e);
+      }
+      for (std::size_t k = 0; k < lv.tree.size(); ++k)
+        if (lv.active(k)) lv.val[k].e = next[k];
+    }
+  }
+
+  /// u += e at every leaf (a leaf of level a takes the correction of level a). Local.
+  void correct() {
+    for (int l = opt_.hold; l <= top_; ++l) {
+      const Level& lv = level(l);
+      for (std::size_t k = 0; k < lv.tree.size(); ++k)
+        if (lv.active(k) && !lv.interior(k)) grid_.data(lv.leaf[k]).u += lv.val[k].e;
+    }
+  }
+
+  /// Max and L2 errors against the exact solution at the leaf centres. Collective.
+  CycleReport norm() {
+    CycleReport rep;
+    double emax = 0, e2 = 0;
+    int lo = 1 << 30, hi = 0;
+    for (std::size_t i = 0; i < grid_.local_leaf_count(); ++i) {
+      const auto x = grid_.centre(i);
+      const double err = grid_.data(i).u - exact(opt_.problem, x[0], x[1]);
+      const double h = std::ldexp(1.0, -grid_.level(i));
+      emax = std::max(emax, std::abs(err));
+      e2 += err * err * h * h;
+      lo = std::min(lo, grid_.level(i));
+      hi = std::max(hi, grid_.level(i));
+    }
+    boost::mpi::all_reduce(comm_, emax, rep.max_error, boost::mpi::maximum<double>());
+    boost::mpi::all_reduce(comm_, e2, rep.l2_error, std::plus<double>());
+    rep.l2_error = std::sqrt(rep.l2_error);
+    boost::mpi::all_reduce(comm_, lo, rep.min_level, boost::mpi::minimum<int>());
+    boost::mpi::all_reduce(comm_, hi, rep.max_level, boost::mpi::maximum<int>());
+    rep.points = grid_.global_leaf_count();
+    rep.residual = residual_;
+    rep.digest = digest();
+    return rep;
+  }
+
+  // ---- reads --------------------------------------------------------------------------------
+
+  /// The value of field f at the level-l cell (x, y), read from the level-l hnode (x0, y0) whose
+  /// value is `own`: beyond the boundary the mirror value (Dirichlet data for u, 0 for e); a cell
+  /// that is no hnode lies in a coarser leaf and gets the bilinear value of level l-1.
+  double face(int l, int x, int y, int x0, int y0, double NodeVal::*f, double own, const Store& st) {
+    const int n = 1 << l;
+    if (x < 0 || y < 0 || x >= n || y >= n) {
+      if (f == &NodeVal::e) return -own;
+      const double h = std::ldexp(1.0, -l);
+      const double px = std::clamp((x0 + x + 1) * 0.5 * h, 0.0, 1.0), py = std::clamp((y0 + y + 1) * 0.5 * h, 0.0, 1.0);
+      return 2 * exact(opt_.problem, px, py) - own;
+    }
+    const Found at = find(level(l), st, index_of(x, y, l));
+    if (!at.v) throw_missing(l, x, y);
+    if (at.level == l) return at.v->*f;
+    if (at.level == l - 1) return bilinear(l - 1, x >> 1, y >> 1, x & 1 ? 1 : -1, y & 1 ? 1 : -1, f);
+    return at.v->*f;  // two levels coarser: excluded by the full 2:1 balance
+  }
+
+  /// The bilinear value of field f of level l at the quarter of cell (qx, qy) towards (sx, sy):
+  /// (9 v(Q) + 3 v(Q+sx) + 3 v(Q+sy) + v(Q+sx+sy)) / 16, each v read at level l (the value of the
+  /// covering leaf where no hnode exists), mirrored at the boundary.
+  double bilinear(int l, int qx, int qy, int sx, int sy, double NodeVal::*f) {
+    const int n = 1 << l;
+    const double h = std::ldexp(1.0, -l);
+    auto read = [&](int x, int y) {
+      const Found at = find(level(l), level(l).wide[0], index_of(x, y, l));
+      if (!at.v) throw_missing(l, x, y);
+      return at.v->*f;
+    };
+    auto v = [&](int x, int y) {
+      const int mx = x < 0 ? 0 : x >= n ? n - 1 : x, my = y < 0 ? 0 : y >= n ? n - 1 : y;
+      if (mx == x && my == y) return read(x, y);
+      const double inside = read(mx, my);
+      if (f == &NodeVal::e) return -inside;
+      const double px = std::clamp((x + mx + 1) * 0.5 * h, 0.0, 1.0), py = std::clamp((y + my + 1) * 0.5 * h, 0.0, 1.0);
+      return 2 * exact(opt_.problem, px, py) - inside;
+    };
+    return (9 * v(qx, qy) + 3 * v(qx + sx, qy) + 3 * v(qx, qy + sy) + v(qx + sx, qy + sy)) / 16;
+  }
+
+  [[noreturn]] static void throw_missing(int l, int x, int y) {
+    throw irr::invalid_argument("amm: no value for level " + std::to_string(l) + " cell (" + std::to_string(x) +
+                                ", " + std::to_string(y) + "): a ghost is missing");
+  }
+
+  // ---- collections --------------------------------------------------------------------------
+
+  template <class S>
+  void collect_with(Level& lv, std::vector<Store>& stores) {
+    const Store::Tree<Grid::map_type> tree{comm_, lv.tree, grid_.ownership(), irr::Periodicity<2>{}, generation_,
+                                           1000 + 20 * lv.l + (&stores == &lv.wide ? 10 : 0), "amm"};
+    const irr::LeafPayload<NodeVal> payload{lv.val, lv.offsets};
+    for (std::size_t s = 0; s < stores.size(); ++s) {
+      const auto& st = stores[s].template collect<S>(tree, irr::GhostOptions{}, strategies_[s], payload);
+      traffic_[s] += st.extension;
+      traffic_[s] += st.prevention;
+      traffic_[s] += st.request;
+      traffic_[s] += st.answer;
+      traffic_[s] += st.values;
+    }
+  }
+  void collect(Level& lv, std::vector<Store> Level::*which) {
+    if (which == &Level::near) collect_with<irr::stencil::VonNeumann<2, 1>>(lv, lv.near);
+    else collect_with<irr::stencil::Moore<2, 2>>(lv, lv.wide);
+  }
+  void collect_all_wide() {
+    for (int l = top_; l >= opt_.hold; --l) collect(level(l), &Level::wide);
+  }
+  void exchange(Level& lv, std::vector<Store> Level::*which) {
+    const Store::Tree<Grid::map_type> tree{comm_, lv.tree, grid_.ownership(), irr::Periodicity<2>{}, generation_,
+                                           1000 + 20 * lv.l + (which == &Level::wide ? 10 : 0), "amm"};
+    const irr::LeafPayload<NodeVal> payload{lv.val, lv.offsets};
+    auto& stores = lv.*which;
+    for (std::size_t s = 0; s < stores.size(); ++s) traffic_[s] += stores[s].exchange(tree, payload);
+  }
+
+  std::vector<Traffic> traffic_totals() {
+    std::vector<Traffic> out(traffic_.size());
+    for (std::size_t s = 0; s < traffic_.size(); ++s) {
+      out[s].messages = all_sum(traffic_[s].messages);
+      out[s].bytes = all_sum(traffic_[s].bytes);
+    }
+    return out;
+  }
+  std::uint64_t all_sum(std::uint64_t x) const {
+    std::uint64_t t = 0;
+    boost::mpi::all_reduce(comm_, x, t, std::plus<std::uint64_t>());
+    return t;
+  }
+
+  Options opt_;
+  Grid grid_;
+  boost::mpi::communicator comm_;
+  std::vector<irr::ghost::ByName> strategies_;
+  std::vector<Level> levels_;
+  std::vector<Traffic> traffic_;
+  std::uint64_t generation_ = 0;
+  int top_ = 0;
+  double scale_ = 1;
+  double residual_ = 0;
+};
+
+}  // namespace amm
