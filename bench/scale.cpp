@@ -13,7 +13,8 @@
 //   partition SfcBlocking::partition                                 (sfc_blocking.hpp)
 //   migration settle_on_map on the new map + all_reduce of the migration counters
 // move_elements (every point squeezed into the strip x in [0.1, 0.3], so the load piles up on a
-// few ranks) and rebalance (decide = one all_reduce checking the threshold + load_report; partition; migration) likewise. The
+// few ranks) and rebalance (decide = agree_remap_options + plan_remap; partition + estimate_remap;
+// migration) likewise. The
 // same operations run through an IrregularDomain on the same data; the table prints both, and
 // the program checks that the sum of the phases equals the domain's whole call exactly (calls,
 // messages, bytes on every rank; polls such as MPI_Improbe/MPI_Test vary with timing and are
@@ -169,25 +170,25 @@ class Pipeline {
 
   bool rebalance() {
     rec_.start();
-    // The ranks check in one all_reduce that they pass one valid threshold (the domain agrees
-    // on a message only when some rank's threshold is bad).
-    const bool bad = !(threshold >= 0) || !std::isfinite(threshold);
-    std::array<double, 3> t{bad ? 0.0 : threshold, bad ? 0.0 : -threshold, bad ? 1.0 : 0.0}, tmax{};
-    bmpi::all_reduce(comm_, t.data(), 3, tmax.data(), bmpi::maximum<double>());
-    // load_report(): every rank's load, gathered.
+    // The options (threshold among them) agreed in one all_reduce, every rank's state gathered
+    // in one all_gather: the plan says the unbalance.
+    const irr::RebalanceOptions opt{.threshold = threshold};
+    irr::agree_remap_options(comm_, opt, true, false, "bench_scale");
     double mine = 0;
     for (double l : loads_) mine += l;
-    std::vector<double> all;
-    bmpi::all_gather(comm_, mine, all);
-    double total = 0, unbalance = 0;
-    for (double l : all) total += l;
-    const double avg = total / static_cast<double>(all.size());
-    if (avg > 0)
-      for (double l : all) unbalance = std::max(unbalance, std::abs(l - avg) / avg);
+    const auto plan = irr::plan_remap(comm_, opt, {mine, static_cast<double>(store_.elements.size()), 0, 0}, false);
     migration_ = {};
     rec_.stop("rebalance", "phases", "decide");
-    if (unbalance <= threshold) return false;
-    repartition("rebalance", &map_);
+    if (plan.unbalance <= threshold) return false;
+    rec_.start();
+    auto next = policy_.partition<C>(comm_, irr::LeafChain<C>{leaves_, loads_}, &map_);
+    // What the remap would move, estimated from the cuts (one all_reduce): the decision record.
+    (void)irr::estimate_remap(comm_, next, plan.order, leaves_, loads_, std::span<const I>(store_.keys), sizeof(Pt) + sizeof(I));
+    rec_.stop("rebalance", "phases", "partition");
+    rec_.start();
+    map_ = settle_on(next);
+    migration_global = irr::mpi::all_reduce_sum(comm_, migration_);
+    rec_.stop("rebalance", "phases", "migration");
     return true;
   }
 

@@ -10,6 +10,8 @@
 #include <irregular/tree/balance.hpp>
 #include <irregular/tree/cell_tree.hpp>
 
+#include "detail/circle_mesh.hpp"
+
 #ifdef IRREGULAR_HAVE_P4EST
 #include <p4est_extended.h>
 #include <p8est_extended.h>
@@ -65,12 +67,7 @@ Time median_time(int reps, Prep&& prepare, Fn&& fn, Done&& done) {
 // The refinement rule on exact dyadic doubles: both sides evaluate the same expression.
 template <int D>
 bool splits(const std::array<double, D>& x0, double h) {
-  double r2 = 0;
-  for (int d = 0; d < D; ++d) {
-    const double m = x0[static_cast<std::size_t>(d)] + h / 2 - 0.4;
-    r2 += m * m;
-  }
-  return std::abs(std::sqrt(r2) - 0.3) < h;
+  return bench::circle_mesh::sphere_splits<D>(x0, h);
 }
 
 template <int D>

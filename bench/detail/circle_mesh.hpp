@@ -31,6 +31,18 @@ inline bool splits(double x0, double y0, double h) {
   return std::abs(std::sqrt(mx * mx + my * my) - 0.3) < h;
 }
 
+/// The same rule in D dimensions (the sphere of radius 0.3 centred (0.4, ...) in 3D), for a
+/// cell with lower corner x0 and side h; equal to splits() in 2D.
+template <int D>
+bool sphere_splits(const std::array<double, D>& x0, double h) {
+  double r2 = 0;
+  for (std::size_t d = 0; d < static_cast<std::size_t>(D); ++d) {
+    const double m = x0[d] + h / 2 - 0.4;
+    r2 += m * m;
+  }
+  return std::abs(std::sqrt(r2) - 0.3) < h;
+}
+
 inline constexpr int min_level = 6;
 using MeshCurve = irr::curve::Morton<2>;  // p4est's z-order: x is the low bit
 using Mesh = irr::CellTree<MeshCurve, char>;

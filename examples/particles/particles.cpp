@@ -2,10 +2,14 @@
 // a real run — curve showcase, distributed H-Tree build, blocking partition, migration,
 // movement with tree adaptation, threshold-driven rebalancing, a short-range density computed
 // through the ghost layer (each collection strategy's cost side by side) — then the same run
-// under a partitioner named at run time (rectangles), with tables and SVG pictures.
+// under a partitioner named at run time (rectangles), and a moving hotspot rebalanced onto a
+// machine whose last rank slows down (measured capacities, neighbour shifts); tables and SVGs.
 //
 //   mpiexec -n 4 particles [--quick] [--expect-density HEX] [output-dir]
 #include <irregular/irregular.hpp>
+
+#include "hotspot.hpp"
+#include "owner_svg.hpp"
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
@@ -89,30 +93,6 @@ void showcase(const char* name, const std::vector<std::array<double, 2>>& pts, c
 
 using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, irr::curve::Hilbert<2>,
                                     irr::load::ElementCount>;
-
-// Rank 0 draws the whole tree: a diagnostic gather of all leaves (O(N), fine for pictures).
-template <class D>
-void draw(D& d, const std::string& file, const std::string& title) {
-  const auto& t = d.local_tree();
-  std::vector<std::uint64_t> starts(t.starts().begin(), t.starts().end());
-  std::vector<int> levels(t.levels().begin(), t.levels().end());
-  std::vector<std::vector<std::uint64_t>> all_s;
-  std::vector<std::vector<int>> all_l;
-  mpi::gather(d.comm(), starts, all_s, 0);
-  mpi::gather(d.comm(), levels, all_l, 0);
-  if (d.comm().rank() != 0) return;
-  std::vector<irr::Cell<2>> cells;
-  std::vector<int> owners;
-  for (std::size_t r = 0; r < all_s.size(); ++r)
-    for (std::size_t i = 0; i < all_s[r].size(); ++i) {
-      cells.push_back(irr::curve::cell_of_finest<irr::curve::Hilbert<2>>(all_s[r][i], all_l[r][i]));
-      owners.push_back(static_cast<int>(r));
-    }
-  std::ofstream f(file);
-  irr::io::SvgOptions opt;
-  opt.title = title;
-  irr::io::write_leaves_svg(f, d.box(), 2, cells, owners, d.comm().size(), {}, opt);
-}
 
 template <class D>
 void print_step(D& d, const std::string& label) {
@@ -236,14 +216,14 @@ int main(int argc, char** argv) {
       std::printf("   build phases on rank 0: sort %.1f ms, leaves %.1f ms, partition %.1f ms, migration %.1f ms\n",
                   prof.sort * 1e3, prof.leaves * 1e3, prof.partition * 1e3, prof.migration * 1e3);
     print_step(domain, "after build (" + std::to_string(domain.global_leaf_count()) + " leaves)");
-    draw(domain, dir + "/domain_step0.svg", "step 0: leaves coloured by owner rank, Hilbert order");
+    draw_owners(domain, dir + "/domain_step0.svg", "step 0: leaves coloured by owner rank, Hilbert order");
     for (int step = 1; step <= steps; ++step) {
       domain.move_elements([](Particle& p) { p.position = swirl(p.position, 0.35); });
       print_step(domain, "step " + std::to_string(step) + ": particles moved, tree adapted (" +
                              std::to_string(domain.global_leaf_count()) + " leaves)");
       if (domain.rebalance({.threshold = 0.05}))
         print_step(domain, "step " + std::to_string(step) + ": max_unbalance above 5%, rebalanced");
-      draw(domain, dir + "/domain_step" + std::to_string(step) + ".svg",
+      draw_owners(domain, dir + "/domain_step" + std::to_string(step) + ".svg",
            "step " + std::to_string(step) + ": leaves coloured by owner rank");
     }
     const auto total = domain.global_element_count();
@@ -295,17 +275,23 @@ int main(int argc, char** argv) {
     for (const auto& p : rect.local_elements()) wrong += rect.owner_of(p.position) != world.rank();
     mpi::all_reduce(world, wrong, wrong_all, std::plus<int>());
     print_step(rect, "after " + std::to_string(steps) + " swirl steps (" + std::to_string(rect.global_leaf_count()) + " leaves)");
-    draw(rect, dir + "/rectangles.svg", "rectangles (" + method + "): leaves coloured by owner rank");
+    draw_owners(rect, dir + "/rectangles.svg", "rectangles (" + method + "): leaves coloured by owner rank");
     const auto rect_total = rect.global_element_count();
-    if (world.rank() == 0) {
+    if (world.rank() == 0)
       std::printf("   moves sent %llu particles for %llu that changed rank; owner_of wrong for %d particles\n",
                   static_cast<unsigned long long>(sent), static_cast<unsigned long long>(least), wrong_all);
-      std::printf("\nsummary: %llu of %zu particles present under both maps (none lost, none duplicated)\n",
-                  static_cast<unsigned long long>(rect_total), n);
-      std::printf("pictures: %s/showcase_{morton,hilbert,peano}.svg, %s/domain_step0..%d.svg, %s/rectangles.svg\n",
-                  dir.c_str(), dir.c_str(), steps, dir.c_str());
+
+    // 5. A hotspot drifts while the last rank slows down: capacities measured, neighbour shifts.
+    const bool hotspot_kept = run_hotspot_story(world, dir);
+    if (world.rank() == 0) {
+      std::printf("\nsummary: %llu of %zu particles present under both maps (none lost, none duplicated);"
+                  " hotspot particles %s\n",
+                  static_cast<unsigned long long>(rect_total), n, hotspot_kept ? "all present" : "LOST");
+      std::printf("pictures: %s/showcase_{morton,hilbert,peano}.svg, %s/domain_step0..%d.svg, %s/rectangles.svg,\n"
+                  "          %s/hotspot_{first,last}.svg\n",
+                  dir.c_str(), dir.c_str(), steps, dir.c_str(), dir.c_str());
     }
-    return rect_total == n && wrong_all == 0 ? 0 : 1;
+    return rect_total == n && wrong_all == 0 && hotspot_kept ? 0 : 1;
   } catch (const irr::error& e) {
     if (world.rank() == 0) std::fprintf(stderr, "irregular error: %s\n", e.what());
     return 2;

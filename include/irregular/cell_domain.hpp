@@ -9,6 +9,7 @@
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/curve/interval.hpp>
+#include <irregular/distributed/cell_balance.hpp>
 #include <irregular/distributed/detail/index_wire.hpp>
 #include <irregular/distributed/distributed_sort.hpp>
 #include <irregular/distributed/ghost_store.hpp>
@@ -355,47 +356,25 @@ class CellDomain {
 
   /// Refines to the coarsest 2:1 balanced tree (`BalanceKind::face`: leaves sharing a face
   /// differ by at most one level; `full`: sharing any point), periodic axes included; new leaves
-  /// get data split(parent data, child cell). Equal to the sequential CellTree::balance of the
-  /// same tree at every rank count. Returns the number of leaves split. Collective over comm.
+  /// get data split(parent data, child cell), repeated down the levels. Equal to the sequential
+  /// CellTree::balance of the same tree at every rank count (distributed/cell_balance.hpp).
+  /// Returns the number of local leaves split; a balance that splits leaves clears the marks.
+  /// Throws irregular::collective_error on every rank, the domain unchanged, when split throws or
+  /// the leaf budget is exceeded anywhere. Collective over comm.
   template <class Split>
   std::size_t balance(BalanceKind kind, Split&& split) {
-    using Adj = stencil::Moore<dim>;
-    const Contact contact = kind == BalanceKind::face ? Contact::face : Contact::corner;
-    std::size_t total = 0;
-    ExtensionCache<C> cache;
-    std::vector<std::size_t> ids;
-    while (true) {
-      // The levels of the touching remote leaves: a ghost layer without values.
-      const CollectionInput<C, map_type> in{comm_.get(), leaves_, map_, options_.periodic, {.contact = contact},
-                                            generation_, cache, tag_balance};
-      const auto ghosts = ghost::InformedFaultPrevention{}.template collect<Adj>(in);
-      std::vector<char> violates(leaves_.size(), 0);
-      int mine = 0;
-      for (std::size_t i = 0; i < leaves_.size(); ++i) {
-        const auto c = leaves_.cell(i);
-        auto check = [&](std::span<const index_type> st, std::span<const std::uint8_t> lv) {
-          detail_ghost::read_by<C, Adj>(st, lv, c, options_.periodic, contact, LevelRange::all(), ids);
-          for (std::size_t j : ids)
-            if (lv[j] > c.level + 1) return true;
-          return false;
-        };
-        if (check(leaves_.starts(), leaves_.levels()) || check(ghosts.starts(), ghosts.levels())) {
-          violates[i] = 1;
-          mine = 1;
-        }
-      }
-      int any = 0;
-      boost::mpi::all_reduce(comm_.get(), mine, any, boost::mpi::maximum<int>());
-      if (!any) break;
-      for (std::size_t i = 0; i < leaves_.size(); ++i)
-        if (violates[i]) {
-          marks_.resize(leaves_.size(), Mark::keep);
-          marks_[i] = Mark::refine;
-          ++total;
-        }
-      adapt(split, [](std::span<const Data> kids) { return kids.front(); });
-    }
-    return total;
+    auto b = balance_distributed<C>(comm_.get(), map_, leaves_.starts(), leaves_.levels(), kind, options_.periodic,
+                                    tag_balance);
+    auto made = mpi::agree(comm_.get(), [&] {
+      if (b.starts.size() > max_leaves_) detail::leaf_budget_exceeded(max_leaves_);
+      return detail_balance::split_data<C>(leaves_.starts(), leaves_.levels(), std::span<const Data>(data_), b, split);
+    });
+    std::uint64_t here = made.split_count, any = 0;
+    boost::mpi::all_reduce(comm_.get(), here, any, boost::mpi::maximum<std::uint64_t>());
+    if (any == 0) return 0;
+    auto data = detail_balance::assemble_data<C>(leaves_.starts(), leaves_.levels(), data_, b, made.fresh);
+    replace_leaves(std::move(b.starts), std::move(b.levels), std::move(data));
+    return made.split_count;
   }
 
   // ---- partition -----------------------------------------------------------------------------
@@ -403,9 +382,7 @@ class CellDomain {
   /// Every rank's load, the average and the unbalance. Collective over comm.
   [[nodiscard]] LoadReport load_report() {
     loads_.agree_unit(comm_.get(), leaves_);
-    double mine = 0;
-    for (double l : loads_.values()) mine += l;
-    return gather_load_report(comm_.get(), mine);
+    return gather_load_report(comm_.get(), loads_.total());  // summed in leaf order by LeafLoads
   }
 
   /// Remaps when max_unbalance exceeds `opt.threshold` (as IrregularDomain::rebalance): the
@@ -577,37 +554,53 @@ class CellDomain {
     for (std::size_t i = 0; i < leaves_.size(); ++i) marks_[i] = static_cast<Mark>(static_cast<int>(marks[i]));
   }
 
-  /// Leaves and data go to the holders `map` names; `payload` travels with the leaves. Returns
-  /// the settled map.
+  /// Leaves and data go to the holders `map` names (`payload` travels with the leaves), the loads
+  /// follow; returns the settled map. Raw data under a segment map are the elements of a segment
+  /// shift keyed by their leaves' starts; otherwise Keyed records take the general remap.
   template <OwnershipMap M>
   M move_to(const M& map, std::vector<double>& payload) {
-    std::vector<Keyed> keyed(leaves_.size());
-    std::vector<index_type> keys(leaves_.starts().begin(), leaves_.starts().end());
-    for (std::size_t i = 0; i < leaves_.size(); ++i)
-      keyed[i] = Keyed{leaves_.starts()[i], leaves_.levels()[i], std::move(data_[i])};
     migration_ = {};
-    M settled = settle_on_map(comm_.get(), map, leaves_, payload, keyed, keys,
-                              [](const Keyed& k) { return k.start; }, tag_migrate, migration_);
-    data_.clear();
-    data_.reserve(keyed.size());
-    for (auto& k : keyed) data_.push_back(std::move(k.data));
-    IRREGULAR_ASSERT(data_.size() == leaves_.size());
+    ShiftLayout layout;
+    std::optional<M> settled;
+    std::vector<index_type> keys;
+    keys.reserve(leaves_.starts_.capacity());  // the starts' room: arrivals splice in without moving
+    keys.assign(leaves_.starts().begin(), leaves_.starts().end());
+    if constexpr (M::contiguous_segments && mpi::is_raw_transportable<Data>)
+      if (auto sent = shift_segments(comm_.get(), map, leaves_, payload, data_, keys, nullptr, tag_migrate, &layout))
+        migration_ += *sent, settled = map;  // no leaf is cut: holding leaves whole changes nothing
+    if (!settled) {
+      std::vector<Keyed> keyed;
+      for (std::size_t i = 0; i < leaves_.size(); ++i)
+        keyed.push_back({leaves_.starts()[i], leaves_.levels()[i], std::move(data_[i])});
+      settled = settle_on_map(comm_.get(), map, leaves_, payload, keyed, keys, [](const Keyed& k) { return k.start; },
+                              tag_migrate, migration_, nullptr, &layout);
+      data_.clear();
+      for (auto& k : keyed) data_.push_back(std::move(k.data));
+    }
     migration_global_ = mpi::all_reduce_sum(comm_.get(), migration_);
     ++generation_;
-    return settled;
+    mpi::agree(comm_.get(), [&] {  // the metric may be user code; after a splice only arrivals are new
+      const auto none = [](std::size_t) { return std::span<const Data>(); };
+      bool shifted = false;
+      if constexpr (!LeafLoads<C, Metric>::is_measured)
+        if ((shifted = layout.spliced)) loads_.shift(layout, options_.load, leaves_, none, comm_.rank());
+      if (!shifted) loads_.estimate(options_.load, leaves_, none, comm_.rank());
+    });
+    return std::move(*settled);
   }
 
-  /// The partitioner maps the leaves, leaves and data move to their holders.
+  /// The partitioner maps the leaves, leaves and data move to their holders. Without `current`
+  /// (at construction) the loads are estimated first; otherwise they are current.
   void repartition(const map_type* current) {
-    estimate_loads();
+    if (!current) estimate_loads();
     loads_.agree_unit(comm_.get(), leaves_);
+    // hold_cells: options_.hold_level (the AMM example needs it; keep this call)
     auto next = hold_cells(
         options_.partitioner.template partition<C>(comm_.get(), LeafChain<C>{leaves_, loads_.values()}, current));
     loads_.new_window(leaves_.size());
     std::vector<double> none;
     map_ = move_to(next, none);
     loads_.new_window(leaves_.size());
-    estimate_loads();
   }
 
   /// The map with its cuts moved out of the cells of options_.hold_level (replicated: computed
@@ -637,10 +630,13 @@ class CellDomain {
 
   /// The tree after adapt: new leaves and data in curve order; the map still holds them.
   void replace_leaves(std::vector<index_type> starts, std::vector<std::uint8_t> levels, std::vector<Data> data) {
+    leaves_.counts_.clear();
+    leaves_.counts_.reserve(starts.capacity());  // the starts' room: a remap splices arrivals in place
+    leaves_.counts_.assign(starts.size(), 1);
     leaves_.starts_ = std::move(starts);
     leaves_.levels_ = std::move(levels);
-    leaves_.counts_.assign(leaves_.starts_.size(), 1);
     data_ = std::move(data);
+    marks_.clear();  // they named the old leaves
     ++generation_;
     loads_.new_window(leaves_.size());
     estimate_loads();

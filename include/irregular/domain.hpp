@@ -21,6 +21,7 @@
 #include <irregular/distributed/ownership_map.hpp>
 #include <irregular/distributed/partitioner.hpp>
 #include <irregular/distributed/rebalance_decision.hpp>
+#include <irregular/distributed/remap_plan.hpp>  // capacity cut, neighbour shift, decision record
 #include <irregular/distributed/remap.hpp>
 #include <irregular/distributed/replicated_htree.hpp>
 #include <irregular/distributed/segment_map.hpp>
@@ -45,6 +46,7 @@
 #include <optional>
 #include <string>
 #include <ranges>
+#include <tuple>
 #include <span>
 #include <utility>
 #include <vector>
@@ -206,25 +208,56 @@ class IrregularDomain {
     });
   }
 
-  /// Remaps when the load is unbalanced beyond the threshold: each rank's load is gathered,
-  /// max_unbalance computed, and only if it exceeds `threshold` the partitioner maps the leaves
-  /// anew and they move to their new holders. Returns whether it remapped. Collective over comm.
-  bool rebalance(RebalanceOptions opt = {}) {
-    agree_threshold(comm_.get(), opt.threshold, "irregular::IrregularDomain::rebalance");
-    const auto report = load_report();
+  /// Remaps when the load is unbalanced beyond the threshold (baiardi-2001 §3): each rank's load
+  /// is gathered and max_unbalance computed (in time, against capacities given or measured); only
+  /// if it exceeds `threshold` new cuts are computed and, when a horizon is given, only if the
+  /// estimated migration cost is below the time saved (kaddoura-ranka §3.5) the data moves, by
+  /// the strategy chosen, through the chain order chosen. A new order renumbers comm(): rank k
+  /// then holds chain part k. Returns the decision record (true when it remapped). Bad options
+  /// on any rank throw irregular::collective_error on every rank, nothing changed. See
+  /// distributed/remap_plan.hpp. Collective over comm.
+  RebalanceDecision rebalance(RebalanceOptions opt = {}) {
+    const std::string who = "irregular::IrregularDomain::rebalance";
+    constexpr bool segments = std::same_as<map_type, SegmentMap<C>>, measured = LeafLoads<C, Metric>::is_measured;
+    auto t0 = clock::now();
+    agree_remap_options(comm_.get(), opt, segments, measured, who);
+    loads_.agree_unit(comm_.get(), leaves_);
+    const auto plan = plan_remap(comm_.get(), opt, {loads_.total(), double(store_.elements.size()), migration_seconds_, 0}, measured);
     migration_ = {};
     migration_global_ = {};  // a rebalance that does not remap moved nothing
-    if (report.max_unbalance <= opt.threshold) return false;
-    // Loads travel with their leaves, so no user code runs after the data moved; only element
-    // types that need serialization can fail in flight, and only they pay for a snapshot.
-    auto work = [&] {
-      profile_ = {};
-      auto t0 = clock::now();
-      repartition(&map_, t0);
-    };
-    if constexpr (mpi::is_raw_transportable<Element>) work();
-    else transaction(snapshot(), work);
-    return true;
+    auto d = start_record(plan, opt);
+    d.decision_seconds = lap(t0);
+    if (plan.unbalance <= opt.threshold) return d;
+    std::vector<double> work(loads_.values().begin(), loads_.values().end());
+    for (auto& w : work) w *= plan.work_scale;
+    auto next = [&] {
+      if constexpr (segments)
+        if (!plan.uniform) return capacity_cut(comm_.get(), map_, leaves_, work, plan.chain_capacities()).map();
+      return options_.partitioner.template partition<C>(comm_.get(), LeafChain<C>{leaves_, loads_.values()}, &map_);
+    }();
+    const auto est = estimate_remap(comm_.get(), next, plan.order, leaves_, work, std::span<const index_type>(store_.keys),
+                                    sizeof(Element) + sizeof(index_type));
+    d.cut_seconds = lap(t0);
+    if (!judge_profitability(plan, est, opt, migration_bytes_, d)) return d;
+    d.remapped = true;
+    d.reason = RebalanceReason::remapped;
+    d.rounds = 1;
+    profile_ = {};
+    profile_.partition = d.cut_seconds;
+    auto saved_comm = renumber_ranks(comm_, plan.order);  // a new chain order renumbers the ranks
+    try {  // only elements that need serialization can fail in flight, and only they pay for a snapshot
+      auto body = [&] {
+        if constexpr (segments)
+          if (opt.strategy == RemapStrategy::neighbour_shift) return shift_neighbours(opt, plan, work, d, t0);
+        remap_to(next, t0);
+      };
+      if constexpr (mpi::is_raw_transportable<Element>) body();
+      else transaction(snapshot(), body);
+    } catch (const collective_error&) {
+      if (saved_comm) comm_ = std::move(*saved_comm);
+      throw;
+    }
+    return finish_record(d, migration_global_, profile_.migration);
   }
 
   /// Starts a new measurement window (load::Measured): the seconds measured so far are dropped
@@ -472,11 +505,34 @@ class IrregularDomain {
     loads_.agree_unit(comm_.get(), leaves_);
     auto next = options_.partitioner.template partition<C>(comm_.get(), LeafChain<C>{leaves_, loads_.values()}, current);
     profile_.partition = lap(t0);
+    remap_to(next, t0);
+  }
+  void remap_to(const map_type& next, clock::time_point& t0) {
     // A remap starts a new measurement window: old seconds would make long-lived leaves heavy.
     loads_.new_window(leaves_.size());
     map_ = settle_on(next, true);  // every settle_on indexed the runs of the leaves it left
     profile_.migration = lap(t0);
     finish_counters();
+    std::tie(migration_seconds_, migration_bytes_) = std::tuple(profile_.migration, migration_global_.bytes);
+  }
+  /// Rounds of neighbour shifts with the leaf work as payload; the loads are estimated anew after.
+  void shift_neighbours(const RebalanceOptions& opt, const RemapPlan& plan, std::vector<double>& work,
+                        RebalanceDecision& d, clock::time_point& t0) {
+    const auto rep = neighbour_shift(comm_.get(), map_, leaves_, work, store_.offsets, plan.capacity, opt.threshold,
+                                     opt.max_rounds ? opt.max_rounds : 2 * comm_.size() + 2, [&](const map_type& m) {
+      mpi::MigrationCounters sent;
+      (void)settle_on_map(comm_.get(), m, leaves_, work, store_.elements, store_.keys, store_.key_fn(), tag_migrate, sent,
+                          &store_.offsets);
+      migration_ += sent;
+      return sent;
+    });
+    std::tie(d.rounds, d.unbalance_after, d.elements_to) = std::tuple(rep.rounds, rep.unbalance, rep.elements_to);
+    loads_.new_window(leaves_.size());
+    guarded([&] { estimate_loads(); });
+    loads_.agree_unit(comm_.get(), leaves_);
+    profile_.migration = lap(t0);
+    finish_counters();
+    std::tie(migration_seconds_, migration_bytes_) = std::tuple(profile_.migration, migration_global_.bytes);
   }
 
   /// Holds every leaf whole on `map` and places leaves (with their measured seconds or loads)
@@ -587,6 +643,8 @@ class IrregularDomain {
   BuildProfile profile_{};
   std::size_t max_leaves_ = 0;
   std::uint64_t generation_ = 0;  ///< bumped whenever the tree or the map changes
+  double migration_seconds_ = 0;       ///< this rank's time in the last remap (build or rebalance)
+  std::uint64_t migration_bytes_ = 0;  ///< the bytes that remap moved (all ranks)
   GhostStore<C, Element> ghosts_;
 };
 

@@ -21,12 +21,22 @@
 #include <irregular/partition/balanced.hpp>
 #include <irregular/partition/chain_partition.hpp>
 #include <irregular/partition/direct_cut.hpp>
+#include <irregular/partition/efficiency.hpp>
 #include <irregular/partition/heterogeneous.hpp>
+#include <irregular/partition/minimize_cost_redistribution.hpp>
 #include <irregular/partition/nicol_plus.hpp>
+#include <irregular/partition/optimal_arrangement.hpp>
 #include <irregular/partition/optimal_dp.hpp>
+#include <irregular/partition/overlap_matching.hpp>
 #include <irregular/partition/prefix_sums.hpp>
 #include <irregular/partition/probe.hpp>
 #include <irregular/partition/recursive_bisection.hpp>
+#include <irregular/partition/redistribution.hpp>
+
+// L1 schedule (graphs, the 1D locality transform, block translation)
+#include <irregular/schedule/block_translation.hpp>
+#include <irregular/schedule/graph.hpp>
+#include <irregular/schedule/locality_transform.hpp>
 
 // L1 rect
 #include <irregular/rect/generators.hpp>
@@ -40,6 +50,14 @@
 #include <irregular/rect/partition.hpp>
 #include <irregular/rect/rectilinear.hpp>
 #include <irregular/rect/registry.hpp>
+
+// L1 rows
+#include <irregular/rows/bound.hpp>
+#include <irregular/rows/cuts.hpp>
+#include <irregular/rows/cuts_check.hpp>
+#include <irregular/rows/grid.hpp>
+#include <irregular/rows/neighbour_count.hpp>
+#include <irregular/rows/tradeoff.hpp>
 
 // L2 tree
 #include <irregular/tree/balance.hpp>
@@ -61,7 +79,10 @@
 #include <irregular/mpi/transport.hpp>
 
 // L4 dist
+#include <irregular/distributed/block_layout.hpp>
 #include <irregular/distributed/blocking_partitioner.hpp>
+#include <irregular/distributed/capacity_cut.hpp>
+#include <irregular/distributed/bounded_neighbours_partitioner.hpp>
 #include <irregular/distributed/distributed_sort.hpp>
 #include <irregular/distributed/element_store.hpp>
 #include <irregular/distributed/ghost_layer.hpp>
@@ -70,14 +91,19 @@
 #include <irregular/distributed/load_metric.hpp>
 #include <irregular/distributed/local_leaves.hpp>
 #include <irregular/distributed/migration.hpp>
+#include <irregular/distributed/neighbour_shift.hpp>
 #include <irregular/distributed/ownership_map.hpp>
 #include <irregular/distributed/partition_points.hpp>
 #include <irregular/distributed/partitioner.hpp>
 #include <irregular/distributed/partitioner_registry.hpp>
 #include <irregular/distributed/rectangular_partitioner.hpp>
 #include <irregular/distributed/remap.hpp>
+#include <irregular/distributed/remap_plan.hpp>
 #include <irregular/distributed/rectangle_map.hpp>
 #include <irregular/distributed/replicated_htree.hpp>
+#include <irregular/distributed/schedule.hpp>
+#include <irregular/distributed/schedule_executor.hpp>
+#include <irregular/distributed/row_map.hpp>
 #include <irregular/distributed/segment_map.hpp>
 #include <irregular/distributed/sfc_blocking.hpp>
 

@@ -7,6 +7,7 @@
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/distributed/ownership_map.hpp>
+#include <irregular/distributed/bounded_neighbours_partitioner.hpp>
 #include <irregular/distributed/partitioner.hpp>
 #include <irregular/distributed/rectangular_partitioner.hpp>
 #include <irregular/distributed/segment_map.hpp>
@@ -27,16 +28,35 @@
 namespace irregular {
 
 namespace detail_registry {
-template <SpaceFillingCurve C, bool Rect = (C::dim == 2 || C::dim == 3)>
+template <SpaceFillingCurve C, bool Rect = (C::dim == 2 || C::dim == 3), bool Rows = (C::dim == 2)>
 struct Kinds {
   using Policies = std::variant<partitioner::SfcBlocking>;
   using Maps = std::variant<SegmentMap<C>>;
 };
 template <SpaceFillingCurve C>
-struct Kinds<C, true> {
+struct Kinds<C, true, false> {
   using Policies = std::variant<partitioner::SfcBlocking, partitioner::Rectangular>;
   using Maps = std::variant<SegmentMap<C>, RectangleMap<C>>;
 };
+template <SpaceFillingCurve C>  // 2D: the bounded-neighbours row maps too
+struct Kinds<C, true, true> {
+  using Policies = std::variant<partitioner::SfcBlocking, partitioner::Rectangular, partitioner::BoundedNeighbours>;
+  using Maps = std::variant<SegmentMap<C>, RectangleMap<C>, RowMap<C>>;
+};
+
+// "BN-<NS>[-8][-T]": Bounded Neighbours with bound NS, the 8-neighbour stencil, a toroidal
+// domain; false when the name is not of that form.
+inline bool parse_bounded_neighbours(const std::string& n, partitioner::BoundedNeighbours& bn) {
+  if (n.rfind("BN-", 0) != 0) return false;
+  std::size_t i = 3, digits = 0;
+  int ns = 0;
+  for (; i < n.size() && std::isdigit(static_cast<unsigned char>(n[i])) && digits < 6; ++i, ++digits) ns = ns * 10 + (n[i] - '0');
+  if (digits == 0) return false;
+  bn.ns = ns;
+  if (n.compare(i, 2, "-8") == 0) { bn.stencil = rows::Stencil::eight; i += 2; }
+  if (n.compare(i, 2, "-T") == 0) { bn.toroidal = true; i += 2; }
+  return i == n.size();
+}
 
 inline std::string upper(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -119,7 +139,10 @@ namespace partitioner {
 ///  - "SFC": SfcBlocking with the optimal cut; "SFC-GREEDY": the one-pass threshold cut;
 ///  - any rectangular algorithm rect::make_partitioner accepts (2D and 3D), e.g.
 ///    "JAG-M-HEUR-PROBE", "HIER-RB", "HYBRID(HIER-RELAXED/JAG-M-OPT)": Rectangular with the
-///    automatic grid level (`level` sets it; -1 automatic).
+///    automatic grid level (`level` sets it; -1 automatic);
+///  - 2D: "BN-<NS>" (e.g. "BN-2", "BN-4"): BoundedNeighbours with the bound NS, the paper's
+///    4-neighbour stencil and protocol, the grid at `level` (-1 automatic); "-8" after NS for
+///    the 8-neighbour stencil, then "-T" for a toroidal domain (e.g. "BN-4-8-T").
 struct ByName {
   std::string name = "SFC";
   int level = -1;
@@ -133,6 +156,10 @@ struct ByName {
     const auto n = detail_registry::upper(name);
     if (n == "SFC") return SfcBlocking{BlockingCut::optimal};
     if (n == "SFC-GREEDY") return SfcBlocking{BlockingCut::greedy};
+    if constexpr (C::dim == 2) {
+      BoundedNeighbours bn{.level = level};
+      if (detail_registry::parse_bounded_neighbours(n, bn)) return bn;
+    }
     if constexpr (C::dim == 2 || C::dim == 3) {
       try {
         (void)rect::make_partitioner<double, C::dim>(n);
@@ -142,7 +169,8 @@ struct ByName {
     }
     throw invalid_argument("irregular::partitioner::ByName: unknown partitioner '" + name +
                            "' (known: SFC, SFC-GREEDY" +
-                           ((C::dim == 2 || C::dim == 3) ? ", and the rectangular algorithms of rect::partitioner_names)" : ")"));
+                           ((C::dim == 2 || C::dim == 3) ? ", the rectangular algorithms of rect::partitioner_names" : "") +
+                           (C::dim == 2 ? ", BN-<NS>[-8][-T])" : ")"));
   }
 
   template <SpaceFillingCurve C>

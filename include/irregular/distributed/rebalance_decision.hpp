@@ -18,11 +18,46 @@
 
 namespace irregular {
 
-/// Options of one rebalance() call.
+/// How a remap moves the data (baiardi-2001 §3; IrregularDomain only, see distributed/neighbour_shift.hpp).
+enum class RemapStrategy {
+  direct,          ///< the new cuts at once, each leaf straight to its new holder
+  neighbour_shift  ///< rounds of prefix/suffix shifts between ranks adjacent in the chain order
+};
+
+/// How the ranks are arranged along the chain by a remap (kaddoura-ranka §3.4).
+enum class ChainArrangement {
+  keep,                 ///< the current order (or `order` when given)
+  minimize_cost,        ///< MinimizeCostRedistribution (partition/minimize_cost_redistribution.hpp)
+  optimal,              ///< the arrangement of largest overlap (p <= 16)
+  overlap_matching      ///< Zoltan-style renumbering by overlap matching (a baseline)
+};
+
+/// Options of one rebalance() call. The element domain honours them all; the cell-data domain
+/// reads `threshold` only.
 struct RebalanceOptions {
   /// Remap only when max_unbalance, the largest |load_r - average| / average over the ranks,
-  /// exceeds this (baiardi-2001 §3's user-defined threshold T, relative to the average load).
+  /// exceeds this (baiardi-2001 §3's user-defined threshold T, relative to the average load;
+  /// with capacities, of each rank's time load_r / c_r against the ideal time).
   double threshold = 0.05;
+  RemapStrategy strategy = RemapStrategy::direct;
+  /// Relative capacity of every rank of the domain's communicator (kaddoura-ranka §3.1): segment
+  /// loads become proportional to them. Empty: equal, unless measured.
+  std::vector<double> capacities{};
+  /// Capacities measured over the last phase (kaddoura-ranka §5): elements per measured second
+  /// of each rank (load::Measured).
+  bool measure_capacities = false;
+  /// Profitability (kaddoura-ranka §3.5): remap only if the estimated migration cost is below the
+  /// time saved over this many iterations. Unset: no check.
+  std::optional<double> horizon{};
+  /// Migration cost per byte; unset: measured at the last migration (build or remap).
+  std::optional<double> seconds_per_byte{};
+  /// Seconds per unit of load for the profitability check (1 for load::Measured: loads are seconds).
+  double seconds_per_load = 1.0;
+  /// SP: the ranks (of the domain's communicator) in chain order; empty keeps the current order.
+  std::vector<int> order{};
+  ChainArrangement arrangement = ChainArrangement::keep;
+  /// Neighbour shift: most rounds (0: 2p + 2).
+  int max_rounds = 0;
 };
 
 /// Loads of all ranks (replicated), as a rebalance decision sees them.

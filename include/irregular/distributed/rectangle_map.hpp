@@ -13,6 +13,7 @@
 #include <irregular/curve/morton.hpp>
 #include <irregular/curve/peano.hpp>
 #include <irregular/distributed/detail/aligned_cover.hpp>
+#include <irregular/distributed/detail/whole_held.hpp>
 #include <irregular/distributed/detail/rect_serialization.hpp>
 #include <irregular/distributed/ownership_map.hpp>
 #include <irregular/rect/partition.hpp>
@@ -40,12 +41,7 @@ class RectangleMap {
 
   /// A cell coarser than the grid, spanning several rectangles, held whole by `owner` (the
   /// grid owner of its first index, i.e. leaf_owner(cell)).
-  struct WholeHeld {
-    Cell<dim> cell;
-    IndexInterval<index_type> interval;
-    int owner = 0;
-    friend bool operator==(const WholeHeld&, const WholeHeld&) = default;
-  };
+  using WholeHeld = detail::WholeHeld<C>;
 
   /// One rank holding a one-cell grid at level 0: everything on rank 0.
   RectangleMap() {
@@ -140,14 +136,7 @@ class RectangleMap {
   /// Precondition: the cells are disjoint (checked by IRREGULAR_ASSERT).
   [[nodiscard]] RectangleMap hold_whole(std::span<const Cell<dim>> cells) const {
     RectangleMap out = *this;
-    out.exceptions_.clear();
-    for (const auto& c : cells)
-      if (splits(c)) out.exceptions_.push_back(WholeHeld{c, curve::hnode_interval<C>(c), leaf_owner(c)});
-    std::sort(out.exceptions_.begin(), out.exceptions_.end(),
-              [](const WholeHeld& a, const WholeHeld& b) { return a.interval.start < b.interval.start; });
-    IRREGULAR_ASSERT(std::adjacent_find(out.exceptions_.begin(), out.exceptions_.end(), [](const WholeHeld& a, const WholeHeld& b) {
-                       return a.interval.end > b.interval.start;
-                     }) == out.exceptions_.end());
+    out.exceptions_ = detail::whole_held_of<C>(*this, cells);
     return out;
   }
 
@@ -199,30 +188,15 @@ class RectangleMap {
   void serialize(Archive& ar, unsigned /*version*/) {
     if constexpr (Archive::is_saving::value) {
       std::int32_t level = level_;
-      std::uint64_t ne = exceptions_.size();
-      ar & level & partition_ & ne;
-      for (auto& e : exceptions_) save_cell(ar, e.cell);
+      ar & level & partition_;
+      detail::save_whole_held<C>(ar, exceptions_);
     } else {
       std::int32_t level = 0;
       rect::Partition<dim> part;
-      std::uint64_t ne = 0;
-      ar & level & part & ne;
+      ar & level & part;
       RectangleMap m(level, std::move(part));
-      std::vector<WholeHeld> held;
-      for (std::uint64_t k = 0; k < ne; ++k) {
-        Cell<dim> c;
-        load_cell(ar, c);
-        (void)curve::checked_index<C>(c);
-        if (!m.splits(c)) throw parse_error("irregular::RectangleMap: a stored whole-held cell does not split");
-        held.push_back(WholeHeld{c, curve::hnode_interval<C>(c), m.leaf_owner(c)});
-      }
-      if (std::adjacent_find(held.begin(), held.end(), [](const WholeHeld& a, const WholeHeld& b) {
-            return a.interval.end > b.interval.start;
-          }) != held.end())
-        throw parse_error("irregular::RectangleMap: stored whole-held cells overlap or are out of order");
-      RectangleMap out = std::move(m);
-      out.exceptions_ = std::move(held);
-      *this = std::move(out);
+      m.exceptions_ = detail::load_whole_held<C>(ar, m, "irregular::RectangleMap");
+      *this = std::move(m);
     }
   }
 
@@ -239,26 +213,6 @@ class RectangleMap {
     r.erase(std::unique(r.begin(), r.end()), r.end());
   }
 
-  template <class Archive>
-  static void save_cell(Archive& ar, const Cell<dim>& c) {
-    std::int32_t l = c.level;
-    ar & l;
-    for (int d = 0; d < dim; ++d) {
-      std::uint64_t x = c.anchor[d];
-      ar & x;
-    }
-  }
-  template <class Archive>
-  static void load_cell(Archive& ar, Cell<dim>& c) {
-    std::int32_t l = 0;
-    ar & l;
-    c.level = l;
-    for (int d = 0; d < dim; ++d) {
-      std::uint64_t x = 0;
-      ar & x;
-      c.anchor[d] = x;
-    }
-  }
 
   [[nodiscard]] int grid_owner(const Cell<dim>& g) const {
     std::array<std::size_t, dim> at;
@@ -296,11 +250,7 @@ class RectangleMap {
 
   /// The whole-held cell containing all of `iv`, or nullptr.
   [[nodiscard]] const WholeHeld* held_containing(IndexInterval<index_type> iv) const {
-    auto it = std::upper_bound(exceptions_.begin(), exceptions_.end(), iv.start,
-                               [](index_type x, const WholeHeld& e) { return x < e.interval.start; });
-    if (it == exceptions_.begin()) return nullptr;
-    --it;
-    return iv.end <= it->interval.end ? &*it : nullptr;
+    return detail::held_containing(exceptions_, iv);
   }
   /// Rank holding the data of grid cell u.
   [[nodiscard]] int grid_cell_holder(const std::array<std::size_t, dim>& u) const {

@@ -192,8 +192,7 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
     const int p = comm.size(), me = comm.rank();
     const auto P = static_cast<std::size_t>(p), self = static_cast<std::size_t>(me);
     const std::size_t n = leaves.size(), m = keys.size();
-    const bool has_payload = !payload.empty();
-    IRREGULAR_ASSERT(keys.size() == elements.size() && (!has_payload || payload.size() == n));
+    IRREGULAR_ASSERT(keys.size() == elements.size() && (payload.empty() || payload.size() == n));
     IRREGULAR_ASSERT(!offsets || offsets->size() == n + 1);
     const auto& s = map.splitters();
     IRREGULAR_ASSERT(s.size() == P + 1);
@@ -209,12 +208,15 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
       eb[d] = static_cast<std::size_t>(std::lower_bound(keys.begin(), keys.end(), s[d]) - keys.begin());
     }
     // A splitter strictly inside a leaf splits it: only the leaf before each cut can contain one.
-    std::uint64_t flags[2] = {0, 0};  // {leaves split, something moves}
+    // {leaves split, something moves, a payload travels}: a rank without leaves has an empty
+    // payload even when the others carry one, so whether one travels is agreed here.
+    std::uint64_t flags[3] = {0, 0, payload.empty() ? 0u : 1u};
     for (std::size_t d = 1; d < P; ++d)
       if (lb[d] > 0 && leaves.interval(lb[d] - 1).end > s[d]) flags[0] = 1;
     flags[1] = lb[self] != 0 || lb[self + 1] != n || eb[self] != 0 || eb[self + 1] != m;
-    std::uint64_t global[2] = {0, 0};
-    BOOST_MPI_CHECK_RESULT(MPI_Allreduce, (flags, global, 2, MPI_UINT64_T, MPI_MAX, MPI_Comm(comm)));
+    std::uint64_t global[3] = {0, 0, 0};
+    BOOST_MPI_CHECK_RESULT(MPI_Allreduce, (flags, global, 3, MPI_UINT64_T, MPI_MAX, MPI_Comm(comm)));
+    const bool has_payload = global[2] != 0;
     if (global[0] != 0) return std::nullopt;
     if (global[1] == 0) {
       if (layout) *layout = ShiftLayout{true, 0, 0, n, 0};

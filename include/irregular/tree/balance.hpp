@@ -112,6 +112,55 @@ void emit_balanced(typename C::index_type s, int lv,
   out.levels.push_back(static_cast<std::uint8_t>(lv));
 }
 
+// The parent of every leaf at level >= 1, into inner[level - 1] (leaves sorted: siblings
+// adjacent, so each parent is pushed once per run).
+template <SpaceFillingCurve C>
+void seed_inner(std::span<const typename C::index_type> starts, std::span<const std::uint8_t> levels,
+                std::vector<std::vector<typename C::index_type>>& inner) {
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    const int l = levels[i];
+    if (l == 0) continue;
+    auto& in = inner[static_cast<std::size_t>(l - 1)];
+    const auto p = ancestor_start<C>(starts[i], l - 1);
+    if (in.empty() || in.back() != p) in.push_back(p);
+  }
+}
+
+// One step of the closure: `in` (internal nodes at level j >= 1) sorted and unique, then the
+// parents and neighbour parents of its nodes appended to `up` (level j - 1, unsorted).
+template <SpaceFillingCurve C>
+void close_level(std::vector<typename C::index_type>& in, int j, bool full, Periodicity<C::dim> per,
+                 std::vector<typename C::index_type>& up) {
+  using I = typename C::index_type;
+  std::sort(in.begin(), in.end());
+  in.erase(std::unique(in.begin(), in.end()), in.end());
+  I last_parent = index_end<C>();
+  for (const I s : in) {
+    const I p = ancestor_start<C>(s, j - 1);
+    if (p != last_parent) up.push_back(p);
+    last_parent = p;
+    push_neighbour_parents<C>(s, j, full, per, up);
+  }
+}
+
+// The balanced leaves once the closure is complete down to level 1: inner[0] sorted, then
+// every input leaf split where the balanced tree has internal nodes. `room`: output capacity.
+template <SpaceFillingCurve C>
+LeafArrays<typename C::index_type> emit_leaves(std::span<const typename C::index_type> starts,
+                                               std::span<const std::uint8_t> levels,
+                                               std::vector<std::vector<typename C::index_type>>& inner,
+                                               std::size_t room) {
+  auto& root = inner[0];
+  std::sort(root.begin(), root.end());
+  root.erase(std::unique(root.begin(), root.end()), root.end());
+  LeafArrays<typename C::index_type> out;
+  out.starts.reserve(room);
+  out.levels.reserve(room);
+  std::vector<std::size_t> pos(inner.size(), 0);
+  for (std::size_t i = 0; i < starts.size(); ++i) emit_balanced<C>(starts[i], levels[i], inner, pos, out);
+  return out;
+}
+
 template <SpaceFillingCurve C>
 LeafArrays<typename C::index_type> balance_impl(std::span<const typename C::index_type> starts,
                                                 std::span<const std::uint8_t> levels, bool full,
@@ -123,36 +172,10 @@ LeafArrays<typename C::index_type> balance_impl(std::span<const typename C::inde
     return {{starts.begin(), starts.end()}, {levels.begin(), levels.end()}};
   // inner[j]: starts of internal nodes at level j (sorted unique once level j is processed).
   std::vector<std::vector<I>> inner(static_cast<std::size_t>(deepest));
-  for (std::size_t i = 0; i < starts.size(); ++i) {
-    const int l = levels[i];
-    if (l == 0) continue;
-    auto& in = inner[static_cast<std::size_t>(l - 1)];
-    const I p = ancestor_start<C>(starts[i], l - 1);
-    if (in.empty() || in.back() != p) in.push_back(p);  // leaves are sorted: siblings adjacent
-  }
-  for (int j = deepest - 1; j >= 1; --j) {
-    auto& in = inner[static_cast<std::size_t>(j)];
-    std::sort(in.begin(), in.end());
-    in.erase(std::unique(in.begin(), in.end()), in.end());
-    auto& up = inner[static_cast<std::size_t>(j - 1)];
-    I last_parent = index_end<C>();
-    for (const I s : in) {
-      const I p = ancestor_start<C>(s, j - 1);
-      if (p != last_parent) up.push_back(p);
-      last_parent = p;
-      push_neighbour_parents<C>(s, j, full, per, up);
-    }
-  }
-  auto& root = inner[0];
-  std::sort(root.begin(), root.end());
-  root.erase(std::unique(root.begin(), root.end()), root.end());
-  LeafArrays<I> out;
-  out.starts.reserve(starts.size() + starts.size() / 4);
-  out.levels.reserve(starts.size() + starts.size() / 4);
-  std::vector<std::size_t> pos(inner.size(), 0);
-  for (std::size_t i = 0; i < starts.size(); ++i)
-    emit_balanced<C>(starts[i], levels[i], inner, pos, out);
-  return out;
+  seed_inner<C>(starts, levels, inner);
+  for (int j = deepest - 1; j >= 1; --j)
+    close_level<C>(inner[static_cast<std::size_t>(j)], j, full, per, inner[static_cast<std::size_t>(j - 1)]);
+  return emit_leaves<C>(starts, levels, inner, starts.size() + starts.size() / 4);
 }
 
 }  // namespace detail

@@ -7,6 +7,7 @@
 #include <irregular/cell_domain.hpp>
 #include <irregular/curve/hilbert.hpp>
 #include <irregular/curve/morton.hpp>
+#include <irregular/distributed/rectangular_partitioner.hpp>
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
@@ -336,6 +337,95 @@ TEST_CASE("a domain from given leaves in any distribution; gaps and overlaps are
   };
   rejects([](std::size_t i) { return i != 5; }, false, "do not tile");            // a leaf missing
   rejects([](std::size_t) { return true; }, true, "do not tile");                 // a leaf twice
+}
+
+TEST_CASE("distributed balance: 3D, a rectangle partition (parts not curve segments), a split that throws", "[cells][balance]") {
+  mpi::communicator w;
+  // 3D: refined toward a sphere, face and full balance against the sequential tree.
+  using C3 = irr::curve::Morton<3>;
+  struct D3 {
+    double v = 0;
+  };
+  auto v3 = [](const irr::Cell<3>& c) { return static_cast<double>(c.anchor[0] + 3 * c.anchor[1] + 5 * c.anchor[2] + 7 * c.level); };
+  auto init3 = [&](const irr::Cell<3>& c) { return D3{v3(c)}; };
+  auto split3 = [&](const D3&, const irr::Cell<3>& c) { return D3{v3(c)}; };
+  auto near_sphere = [](const irr::Cell<3>& c) {
+    const double h = 1.0 / static_cast<double>(1u << c.level);
+    double r2 = 0;
+    for (int d = 0; d < 3; ++d) r2 += std::pow((static_cast<double>(c.anchor[d]) + 0.5) * h - 0.4, 2);
+    return std::abs(std::sqrt(r2) - 0.3) < h;
+  };
+  for (auto kind : {irr::BalanceKind::face, irr::BalanceKind::full}) {
+    irr::CellDomain<D3, irr::stencil::Moore<3>, C3> d(w, irr::Box<3>{{0, 0, 0}, {1, 1, 1}}, 2, init3);
+    auto t = irr::CellTree<C3, D3>::uniform(2, init3);
+    for (int round = 0; round < 4; ++round) {
+      for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
+        if (d.level(i) < 6 && near_sphere(d.cell(i))) d.mark(i, irr::Mark::refine);
+      d.adapt(split3, [](std::span<const D3> k) { return k.front(); });
+      for (std::size_t i = 0; i < t.size(); ++i)
+        if (t.level(i) < 6 && near_sphere(t.cell(i))) t.mark(i, irr::Mark::refine);
+      t.adapt(split3, [](std::span<const D3> k) { return k.front(); });
+    }
+    d.balance(kind, split3);
+    t.balance(kind, split3);
+    std::vector<std::pair<std::uint64_t, int>> want;
+    for (std::size_t i = 0; i < t.size(); ++i) want.emplace_back(static_cast<std::uint64_t>(t.start(i)), t.level(i));
+    REQUIRE(gathered(d) == want);
+    bool values = true;
+    for (std::size_t i = 0; i < d.local_leaf_count(); ++i) values = values && d.data(i).v == v3(d.cell(i));
+    REQUIRE(failures(w, values) == 0);
+  }
+  // A rectangle map: a rank's part is no curve segment; nodes are routed by owner().
+  {
+    using RDomain = irr::CellDomain<Datum, irr::stencil::Moore<2>, Curve, irr::load::Constant, irr::partitioner::Rectangular>;
+    RDomain d(w, irr::Box<2>{{0, 0}, {1, 1}}, 3, init, {.partitioner = {.level = 2}});
+    refine_circle(d, 8, 0.4, 0.4);
+    auto t = serial_circle(3, 8, 0.4, 0.4);
+    d.balance(irr::BalanceKind::full, split);
+    t.balance(irr::BalanceKind::full, split);
+    auto g = gathered(d);
+    std::sort(g.begin(), g.end());
+    REQUIRE(g == leaves_of(t));
+    REQUIRE(total_mass(d) == (std::uint64_t{1} << (2 * deepest)));
+  }
+  // Four leaves: at 7 ranks most hold none; the corner leaf refined to level 5 on its holder.
+  {
+    Domain d(w, irr::Box<2>{{0, 0}, {1, 1}}, 1, init, {.periodic = {true, false}});
+    auto t = Serial::uniform(1, init);
+    for (int round = 0; round < 4; ++round) {
+      for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
+        if (d.local_tree().starts()[i] == 0) d.mark(i, irr::Mark::refine);
+      d.adapt(split, merge);
+      t.mark(0, irr::Mark::refine);
+      t.adapt(split, merge);
+    }
+    d.balance(irr::BalanceKind::face, split);
+    t.balance(irr::BalanceKind::face, split, {true, false});
+    REQUIRE(gathered(d) == leaves_of(t));
+    REQUIRE(total_mass(d) == (std::uint64_t{1} << (2 * deepest)));
+  }
+  // A split that throws on one rank only: every rank fails alike, nothing changed.
+  Domain d(w, irr::Box<2>{{0, 0}, {1, 1}}, 3, init);
+  refine_circle(d, 7, 0.4, 0.4);
+  const auto before = gathered(d);
+  const int bad = w.size() - 1;
+  std::string message;
+  try {
+    d.balance(irr::BalanceKind::full, [&](const Datum& p, const irr::Cell<2>& c) {
+      if (w.rank() == bad) throw std::runtime_error("balance split failed");
+      return split(p, c);
+    });
+  } catch (const irr::collective_error& e) {
+    message = e.what();
+  }
+  CAPTURE(message);
+  REQUIRE(failures(w, message.find("balance split failed") != std::string::npos) == 0);
+  REQUIRE(gathered(d) == before);
+  REQUIRE(total_mass(d) == (std::uint64_t{1} << (2 * deepest)));
+  REQUIRE(d.balance(irr::BalanceKind::full, split) > 0);  // the same call, now succeeding
+  auto t = serial_circle(3, 7, 0.4, 0.4);
+  t.balance(irr::BalanceKind::full, split);
+  REQUIRE(gathered(d) == leaves_of(t));
 }
 
 TEST_CASE("hold_level: no cut falls inside a cell of that level, through creation and rebalance", "[cells][hold]") {

@@ -269,9 +269,13 @@ TEST_CASE("measured loads share one unit: a rank twice as slow ends with half th
   d.build();
   // Rank 0 is twice as slow. Leaves of milliseconds keep a preemption's overshoot small.
   const double per_element = 5e-5 * (world.rank() == 0 ? 2.0 : 1.0);
-  auto spin = [](double seconds) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < until) {
+  // Each leaf spins until its cumulative deadline: a preemption inside one leaf is paid back by
+  // the next, so a rank's total stays true when the machine is busy.
+  using clock = std::chrono::steady_clock;
+  auto deadline = clock::now();
+  auto spin = [&](double seconds) {
+    deadline += std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds));
+    while (clock::now() < deadline) {
     }
   };
   // Rank 1 times nothing before the first report: its loads must still come in seconds.
@@ -287,6 +291,7 @@ TEST_CASE("measured loads share one unit: a rank twice as slow ends with half th
   REQUIRE(first.loads[1] / first.loads[0] == Approx(1.0).epsilon(0.3));
   d.reset_measurements();  // a new window: that timing is not counted again
   for (int round = 0; round < 3; ++round) {
+    deadline = clock::now();
     for (auto leaf : d.local_leaves()) {
       auto timer = d.time_leaf(leaf.id);
       spin(per_element * static_cast<double>(leaf.count));
