@@ -1,7 +1,9 @@
 // Capacity-proportional cut of the distributed leaf chain (kaddoura-ranka §3.1, §3.4: contiguous
-// blocks proportional to the processors' capacities, in a given arrangement): DirectCut with
-// capacities, separator k at the leaf boundary nearest to W · (c_0 + ... + c_{k-1}) / sum c.
-// Each target is placed by the one rank whose slice of the chain holds it; one all_reduce.
+// blocks proportional to the processors' capacities, in a given arrangement), optimal: the
+// bottleneck max_k load_k / c_k is the least any cut on leaf boundaries reaches. Separator
+// windows as in the homogeneous optimal cut (Pinar & Aykanat's bounds, here weighted by the
+// capacities) are gathered and solved alike on every rank; DirectCut with capacities is the
+// fallback when the windows grow too large.
 #pragma once
 
 #include <irregular/core/concepts.hpp>
@@ -10,6 +12,7 @@
 #include <irregular/distributed/local_leaves.hpp>
 #include <irregular/distributed/segment_map.hpp>
 #include <irregular/mpi/collective_error.hpp>
+#include <irregular/partition/heterogeneous.hpp>
 
 #include <boost/mpi/collectives.hpp>
 
@@ -19,6 +22,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstddef>
@@ -103,50 +107,25 @@ inline std::vector<double> running_sums(std::span<const double> work, int rank, 
   return prefix;
 }
 
-}  // namespace detail_cut
-
-/// Cuts the chain of leaf work (`work`, one value per local leaf; the ranks' slices lie in rank
-/// order on `current`, a settled segment map) into comm.size() parts with loads proportional to
-/// `capacities` (chain order, replicated, >= 0, not all zero). Separators fall on leaf
-/// boundaries, each within half a leaf of its target, so a part's load is within one leaf of its
-/// share. Throws irregular::collective_error on every rank when any work value is negative or
-/// not finite. One all_gather and one all_reduce. Collective over comm.
+/// DirectCut with capacities, the fallback of capacity_cut: separator k at the leaf boundary
+/// nearest to W · (c_0 + ... + c_{k-1}) / sum c, placed by the one rank whose slice of the chain
+/// holds the target; one all_reduce.
 template <SpaceFillingCurve C>
-CapacityCut<C> capacity_cut(const boost::mpi::communicator& comm, const SegmentMap<C>& current,
-                            const LocalLeaves<C>& leaves, std::span<const double> work,
-                            std::span<const double> capacities) {
+CapacityCut<C> direct_capacity_cut(const boost::mpi::communicator& comm, const SegmentMap<C>& current,
+                                   const LocalLeaves<C>& leaves, std::span<const double> prefix,
+                                   std::span<const double> offset, std::span<const double> capacities, CapacityCut<C> cut) {
   using I = typename C::index_type;
   const auto p = static_cast<std::size_t>(comm.size()), me = static_cast<std::size_t>(comm.rank());
-  std::vector<double> prefix;
-  std::optional<std::string> bad;
-  try {
-    prefix = detail_cut::running_sums(work, comm.rank(), "irregular::capacity_cut");
-  } catch (const invalid_argument& e) {
-    bad = e.what();
-    prefix.assign(1, 0.0);
-  }
-  // Totals with a NaN flag: a bad rank reports NaN, and every rank then agrees on the failure.
-  std::vector<double> totals;
-  boost::mpi::all_gather(comm, bad ? std::nan("") : prefix.back(), totals);
-  bool any_bad = false;
-  for (double t : totals) any_bad = any_bad || std::isnan(t);
-  if (any_bad) mpi::agree_on(comm, bad);
-  // Every rank sums the same totals in the same order, so the slices [offset_r, offset_{r+1})
-  // tile [0, W) exactly and each target has exactly one claimant.
-  std::vector<double> offset(p + 1, 0.0);
-  for (std::size_t r = 0; r < p; ++r) offset[r + 1] = offset[r] + totals[r];
   const double W = offset[p];
   double csum = 0;
   for (double c : capacities) csum += c;
-  CapacityCut<C> cut;
-  cut.capacities.assign(capacities.begin(), capacities.end());
-  detail_cut::SplitterSlots<I> slots(p + 1);
+  SplitterSlots<I> slots(p + 1);
   double cpre = 0;
   for (std::size_t k = 1; k < p; ++k) {
     cpre += capacities[k - 1];
     const double target = W * (cpre / csum);
     if (!(offset[me] <= target && target < offset[me + 1])) continue;  // not in this slice
-    const std::size_t x = detail_cut::nearest_position(prefix, target - offset[me]);
+    const std::size_t x = nearest_position(prefix, target - offset[me]);
     slots.claim(k, x < leaves.size() ? leaves.starts_[x] : current.splitters()[me + 1], offset[me] + prefix[x]);
   }
   slots.replicate(comm);
@@ -164,6 +143,125 @@ CapacityCut<C> capacity_cut(const boost::mpi::communicator& comm, const SegmentM
     at[k] = std::max(at[k], at[k - 1]);
   }
   for (std::size_t k = 0; k < p; ++k) cut.loads.push_back(at[k + 1] - at[k]);
+  return cut;
+}
+
+}  // namespace detail_cut
+
+/// Cuts the chain of leaf work (`work`, one value per local leaf; the ranks' slices lie in rank
+/// order on `current`, a settled segment map) into comm.size() parts for ranks of capacities
+/// `capacities` (chain order, replicated, >= 0, not all zero), minimizing the bottleneck
+/// max_k load_k / c_k over separators on leaf boundaries; parts of capacity 0 stay empty.
+///
+/// Every cut of bottleneck B <= UB = W / sum c + (largest leaf) / (least positive c) has the
+/// prefix at separator j (over the positive-capacity parts) in [W - UB · C_{>=j}, UB · C_{<j}]:
+/// the parts before it hold at most UB · C_{<j}, those after at most UB · C_{>=j}. DirectCut
+/// attains UB, so the optimum's separators lie in these windows; each rank contributes its
+/// window positions (leaf start and global prefix), every rank gathers them all and solves the
+/// window chain with partition::nicol_plus, the same on every rank. The windows hold about
+/// p · (largest leaf / least c) / (mean leaf / mean c) positions; beyond `max_gathered` the cut
+/// is DirectCut's (each separator within half a leaf of its share, one all_reduce).
+/// Throws irregular::collective_error on every rank when any work value is negative or not
+/// finite. Three collectives (four on the fallback). Collective over comm.
+template <SpaceFillingCurve C>
+CapacityCut<C> capacity_cut(const boost::mpi::communicator& comm, const SegmentMap<C>& current,
+                            const LocalLeaves<C>& leaves, std::span<const double> work,
+                            std::span<const double> capacities, std::size_t max_gathered = std::size_t{1} << 20) {
+  using I = typename C::index_type;
+  constexpr std::size_t words = detail_cut::SplitterSlots<I>::words;
+  const auto p = static_cast<std::size_t>(comm.size()), me = static_cast<std::size_t>(comm.rank());
+  std::vector<double> prefix;
+  std::optional<std::string> bad;
+  try {
+    prefix = detail_cut::running_sums(work, comm.rank(), "irregular::capacity_cut");
+  } catch (const invalid_argument& e) {
+    bad = e.what();
+    prefix.assign(1, 0.0);
+  }
+  // Totals (NaN flags a bad rank, and every rank then agrees on the failure) and largest leaves.
+  const double big = work.empty() || bad ? 0.0 : *std::max_element(work.begin(), work.end());
+  const std::array<double, 2> mine{bad ? std::nan("") : prefix.back(), big};
+  std::vector<double> both(2 * p);
+  boost::mpi::all_gather(comm, mine.data(), 2, both.data());
+  bool any_bad = false;
+  double largest = 0;
+  for (std::size_t r = 0; r < p; ++r) {
+    any_bad = any_bad || std::isnan(both[2 * r]);
+    largest = std::max(largest, both[2 * r + 1]);
+  }
+  if (any_bad) mpi::agree_on(comm, bad);
+  // Every rank sums the same totals in the same order, so the slices [offset_r, offset_{r+1})
+  // tile [0, W) exactly.
+  std::vector<double> offset(p + 1, 0.0);
+  for (std::size_t r = 0; r < p; ++r) offset[r + 1] = offset[r] + both[2 * r];
+  const double W = offset[p];
+  std::vector<std::size_t> live;  // parts of positive capacity
+  std::vector<double> c_live, c_before{0.0};
+  for (std::size_t k = 0; k < p; ++k)
+    if (capacities[k] > 0) {
+      live.push_back(k);
+      c_live.push_back(capacities[k]);
+      c_before.push_back(c_before.back() + capacities[k]);
+    }
+  const std::size_t q = live.size();
+  const double csum = c_before.back(), cmin = *std::min_element(c_live.begin(), c_live.end());
+  const double UB = (W / csum + largest / cmin) * (1 + 1e-12), slack = W * 1e-12;
+  // This rank's window positions: local leaves x (not the chain's first) whose global prefix
+  // lies in some window; each sent once as (prefix, start words).
+  std::vector<std::uint64_t> win;
+  const std::size_t n = leaves.size();
+  std::size_t covered = 0;
+  for (std::size_t j = 1; j < q && W > 0; ++j) {
+    const double lo = W - UB * (csum - c_before[j]) - slack - offset[me], hi = UB * c_before[j] + slack - offset[me];
+    const auto a = static_cast<std::size_t>(std::lower_bound(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(n), lo) - prefix.begin());
+    const auto b = static_cast<std::size_t>(std::upper_bound(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(n), hi) - prefix.begin());
+    for (std::size_t x = std::max(a, covered); x < b; ++x) {
+      if (leaves.starts_[x] == I{0}) continue;  // the chain's start is every rank's first position
+      const auto w = detail::IndexWire::from(leaves.starts_[x]);
+      win.push_back(std::bit_cast<std::uint64_t>(offset[me] + prefix[x]));
+      win.push_back(w.lo);
+      if constexpr (words > 1) win.push_back(w.hi);
+    }
+    covered = std::max(covered, b);
+  }
+  std::vector<int> sizes;
+  boost::mpi::all_gather(comm, static_cast<int>(win.size()), sizes);
+  std::size_t total = 0;
+  for (int z : sizes) total += static_cast<std::size_t>(z);
+  CapacityCut<C> cut;
+  cut.capacities.assign(capacities.begin(), capacities.end());
+  if (W == 0 || total / (words + 1) > max_gathered)
+    return detail_cut::direct_capacity_cut<C>(comm, current, leaves, prefix, offset, capacities, std::move(cut));
+  std::vector<int> displs(p, 0);
+  for (std::size_t r = 1; r < p; ++r) displs[r] = displs[r - 1] + sizes[r - 1];
+  std::vector<std::uint64_t> all(total);
+  BOOST_MPI_CHECK_RESULT(MPI_Allgatherv, (win.data(), static_cast<int>(win.size()), MPI_UINT64_T, all.data(), sizes.data(),
+                                          displs.data(), MPI_UINT64_T, MPI_Comm(comm)));
+  // The window chain: the chain's start, the window positions in chain order, its end.
+  std::vector<I> starts{I{0}};
+  std::vector<double> at{0.0}, loads;
+  for (std::size_t i = 0; i < total; i += words + 1) {
+    detail::IndexWire w;
+    w.lo = all[i + 1];
+    if constexpr (words > 1) w.hi = all[i + 2];
+    starts.push_back(w.template as<I>());
+    at.push_back(std::bit_cast<double>(all[i]));
+  }
+  starts.push_back(SegmentMap<C>::domain_end());
+  at.push_back(W);
+  for (std::size_t i = 0; i + 1 < at.size(); ++i) loads.push_back(std::max(0.0, at[i + 1] - at[i]));
+  const auto best = partition::nicol_plus<double>(std::span<const double>(loads), std::span<const double>(c_live));
+  // Parts of capacity 0 sit empty where the chain stands when their turn comes.
+  cut.splitters.assign(1, I{0});
+  std::size_t j = 0;
+  for (std::size_t k = 0; k < p; ++k) {
+    const bool takes = j < q && live[j] == k;
+    const std::size_t from = takes ? best.separators[j] : (j < q ? best.separators[j] : best.separators[q]);
+    const std::size_t to = takes ? best.separators[j + 1] : from;
+    cut.splitters.push_back(k + 1 == p ? SegmentMap<C>::domain_end() : starts[to]);
+    cut.loads.push_back(at[to] - at[from]);
+    j += takes ? 1 : 0;
+  }
   return cut;
 }
 
