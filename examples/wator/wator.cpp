@@ -256,7 +256,6 @@ class Simulation {
 
     // 5. Meals, hunger, age, deaths and births (a newborn is left on the cell its parent left).
     births_.clear();
-    free_.clear();
     for (std::size_t i = 0; i < local.size(); ++i) {
       auto& c = local[i];
       if (c.kind == fish || c.kind == shark) {
@@ -271,25 +270,20 @@ class Simulation {
         }
       }
       c.home = c.cell;
-      if (c.kind == free_slot) free_.push_back(i);
     }
-    std::vector<Creature> pending;
+    std::vector<Creature> born;
     for (const auto& [kind, cell] : births_) {
       Creature b;
       b.kind = kind;
       b.home = b.cell = cell;
       b.position = torus_.centre(cell);
-      if (!free_.empty()) {
-        local[free_.back()] = b;
-        free_.pop_back();
-      } else {
-        pending.push_back(b);
-      }
+      born.push_back(b);
     }
     times_[compute_t] += seconds_since(t0);
 
-    // 6. Occupants go to the holders of their new cells (the domain's migration), checked.
-    migrate(std::move(pending));
+    // 6. Occupants go to the holders of their new cells, the dead leave and the newborns join
+    //    (the domain's migration), checked.
+    migrate(born);
 
     // 7. The balancing step.
     if (balance_ && p_.balance_every > 0 && (s + 1) % p_.balance_every == 0) {
@@ -372,7 +366,6 @@ class Simulation {
   enum Timer { compute_t, exchange_t, balance_t, check_t, ghosts_t, migration_t };
   [[nodiscard]] const std::array<double, 6>& times() const noexcept { return times_; }
   [[nodiscard]] const std::vector<BalanceRecord>& balances() const noexcept { return balances_; }
-  [[nodiscard]] long long pool_growths() const noexcept { return growths_; }
   [[nodiscard]] std::uint64_t messages() const noexcept { return messages_; }
   bool corrupt_migration = false;  ///< test hook (--test-corrupt-migration)
 
@@ -499,36 +492,22 @@ class Simulation {
     return all[4];
   }
 
-  void migrate(std::vector<Creature> pending) {
+  void migrate(std::span<const Creature> born) {
     const Torus torus = torus_;
     // The test hook: the last rank alters one animal in flight, which the check must catch.
     bool corrupt = corrupt_migration && domain_.comm().rank() == domain_.comm().size() - 1;
-    const auto short_anywhere = check_conservation([&] {
+    check_conservation([&] {
       auto t0 = clock_type::now();
+      domain_.insert(born);  // the newborns join in the move (their cells are set)
       domain_.move_elements([torus, &corrupt](Creature& c) {
+        if (c.kind == free_slot) return false;  // the dead leave the domain: only the living are stored
         c.position = torus.centre(c.home);
         if (corrupt && (c.kind == fish || c.kind == shark)) ++c.age, corrupt = false;
+        return true;
       });
       times_[migration_t] += seconds_since(t0);
       if (domain_.comm().rank() == 0) messages_ += domain_.last_migration().messages;
-    }, "move_elements", {}, pending.size());
-    // A rank without free records for its newborns: every rank adds records (the newborns and
-    // as many spare ones) and the domain is built again.
-    if (short_anywhere == 0) return;
-    ++growths_;
-    const auto born = pending.size();
-    for (std::size_t i = 0; i < born; ++i) {
-      Creature spare = pending[i];
-      spare.kind = free_slot;
-      spare.age = spare.hunger = 0;
-      pending.push_back(spare);
-    }
-    check_conservation([&] {
-      auto t0 = clock_type::now();
-      domain_.insert(pending);
-      domain_.build();
-      times_[migration_t] += seconds_since(t0);
-    }, "the pool growth (insert and build)", pending);
+    }, "move_elements", born);
   }
 
   Params p_;
@@ -539,10 +518,8 @@ class Simulation {
   std::size_t local_count_ = 0;
   CellTable animals_{torus_.w}, plankton_{torus_.w};
   std::vector<std::pair<std::uint8_t, std::uint32_t>> births_;
-  std::vector<std::size_t> free_;
   std::array<double, 6> times_{};
   std::vector<BalanceRecord> balances_;
-  long long growths_ = 0;
   std::uint64_t messages_ = 0;
 };
 
@@ -732,8 +709,6 @@ RunReport run(const mpi::communicator& comm, const Options& o, const std::string
   } else {
     std::printf("\n");
   }
-  if (sim.pool_growths() > 0)
-    std::printf("  record pool grown %lld times (a rank ran out of free records: insert and build)\n", sim.pool_growths());
   std::printf("  time (slowest rank): computation %.3f s, balancing %.3f s, exchange %.3f s (ghosts %.3f s, "
               "migration %.3f s, start %.3f s), checks %.3f s; total %.3f s, %.2f ms per step\n", r.times[0], r.times[2],
               r.times[1] + r.times[4] + r.times[5], r.times[4], r.times[5], r.times[1], r.times[3], r.seconds,

@@ -42,12 +42,14 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <concepts>
 #include <functional>
 #include <optional>
 #include <string>
 #include <ranges>
 #include <tuple>
 #include <span>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -178,17 +180,34 @@ class IrregularDomain {
   /// Applies `update(Element&)` to every local element (new positions), sends the elements that
   /// left their holder's part to the new holders (only those travel), and adapts the tree: cells
   /// refine and prune so the leaves equal a fresh build over the moved elements; the map changes
-  /// only where a coarsened leaf is cut by a part boundary (it is then held whole). If any
-  /// rank's update yields a position outside the box, every rank throws
-  /// irregular::collective_error and no element changes. Collective over comm.
+  /// only where a coarsened leaf is cut by a part boundary (it is then held whole).
+  /// Elements come and go here too: when `update` returns bool, an element for which it returns
+  /// false is removed (a particle absorbed, an animal that died), and the elements insert()ed
+  /// since the last build or move join (not passed to `update`). If any rank's update throws or
+  /// yields a position outside the box, every rank throws irregular::collective_error and no
+  /// element changes, none is removed and the inserted ones stay pending. Collective over comm.
   template <class Update>
+    requires std::invocable<Update&, Element&> &&
+             (std::is_void_v<std::invoke_result_t<Update&, Element&>> ||
+              std::same_as<std::invoke_result_t<Update&, Element&>, bool>)
   void move_elements(Update&& update) {
-    std::vector<Element> moved(store_.elements);
+    constexpr bool removes = std::same_as<std::invoke_result_t<Update&, Element&>, bool>;
+    std::vector<Element> moved;
+    moved.reserve(store_.elements.size() + store_.pending.size());
     mpi::agree(comm_.get(), [&] {  // update is user code: one rank's throw fails every rank
-      for (auto& e : moved) update(e);
+      for (const auto& e : store_.elements) {
+        moved.push_back(e);
+        if constexpr (removes) {
+          if (!update(moved.back())) moved.pop_back();
+        } else {
+          update(moved.back());
+        }
+      }
       reject_invalid(std::span<const Element>(moved), "move_elements");
     });
+    moved.insert(moved.end(), store_.pending.begin(), store_.pending.end());  // checked by insert()
     auto saved = snapshot_taking_elements();
+    store_.pending.clear();
     store_.elements = std::move(moved);
     transaction(std::move(saved), [&] {
       migration_ = {};

@@ -132,6 +132,30 @@ TEST_CASE("a throwing update on one rank fails move_elements everywhere, nothing
   });
 }
 
+TEST_CASE("a throwing update that removes fails everywhere: nothing removed, the inserted stay pending", "[agree]") {
+  mpi::communicator world;
+  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, Curve, irr::load::ElementCount>;
+  Domain d(world, unit, irr::refine::max_elements(8));
+  fill(d);
+  const int bad = last_rank(world);
+  const std::vector<Particle> extra{{{0.5, 0.5}, 100000 + static_cast<std::uint64_t>(world.rank())}};
+  d.insert(extra);
+  const auto with_pending = d.global_element_count();
+  require_agreed_failure(d, bad, "remover failed", [&] {
+    d.move_elements([&](Particle& p) {
+      if (world.rank() == bad && p.id % 5 == 0) throw std::runtime_error("remover failed");
+      return p.id % 2 == 0;
+    });
+  });
+  REQUIRE(d.global_element_count() == with_pending);
+  // The next move takes the pending elements in, and removes only what it rejects.
+  std::uint64_t odd = 0, odd_all = 0;
+  for (const auto& p : d.local_elements()) odd += p.id % 2;
+  mpi::all_reduce(world, odd, odd_all, std::plus<std::uint64_t>());
+  d.move_elements([](Particle& p) { return p.id < 100000 ? p.id % 2 == 0 : true; });
+  REQUIRE(d.global_element_count() == with_pending - odd_all);
+}
+
 TEST_CASE("a throwing refinement condition on one rank fails build and move_elements everywhere", "[agree]") {
   mpi::communicator world;
   using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, Curve, irr::load::ElementCount>;
@@ -217,6 +241,7 @@ TEST_CASE("element serialization failing on one rank fails move and rebalance ev
   require_agreed_failure(d, bad, " failed", [&] { d.build(); });
   g_fail_save_rank = g_fail_load_rank = -1;
   REQUIRE(d.global_element_count() == 600u + 40u * static_cast<std::uint64_t>(world.size()));
+  d.build();  // they join now (a move_elements would take them in too)
   auto flip = [](Fragile& e) { e.position[0] = 1.0 - e.position[0]; };
   for (int which : {0, 1}) {
     CAPTURE(which);

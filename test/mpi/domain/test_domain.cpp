@@ -129,6 +129,62 @@ TEST_CASE("move_elements refines and prunes to the sequential tree and conserves
   REQUIRE(d.global_element_count() == n);
 }
 
+TEST_CASE("move_elements removes what update rejects and takes in what was inserted since", "[domain]") {
+  mpi::communicator world;
+  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, irr::curve::Hilbert<2>,
+                                      irr::load::ElementCount>;
+  const std::size_t n = 1500, k = 12;
+  const int p = world.size(), r = world.rank();
+  const auto pts = clustered<2>(n, 7);
+  Domain d(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(k));
+  insert_and_build(d, pts, 1);
+  // The oracle: every particle alive, by id, where it is.
+  std::vector<Particle> alive;
+  for (std::size_t i = 0; i < n; ++i) alive.push_back({pts[i], i});
+  std::uint64_t next_id = n;
+  auto step = [&](std::size_t born, auto dies, auto moves) {
+    // Newcomers, inserted round robin by whichever rank: they join unmoved.
+    const auto fresh = clustered<2>(born, static_cast<unsigned>(next_id));
+    std::vector<Particle> mine_new, all_new;
+    for (std::size_t j = 0; j < born; ++j) {
+      const Particle q{fresh[j], next_id + j};
+      all_new.push_back(q);
+      if (static_cast<int>(j % static_cast<std::size_t>(p)) == r) mine_new.push_back(q);
+    }
+    next_id += born;
+    d.insert(mine_new);
+    d.move_elements([&](Particle& q) {
+      if (dies(q)) return false;
+      q.position = moves(q.position);
+      return true;
+    });
+    std::vector<Particle> next;
+    for (auto q : alive)
+      if (!dies(q)) next.push_back({moves(q.position), q.id});
+    next.insert(next.end(), all_new.begin(), all_new.end());
+    alive = std::move(next);
+    std::vector<std::array<double, 2>> where;
+    for (const auto& q : alive) where.push_back(q.position);
+    CAPTURE(alive.size());
+    REQUIRE(d.global_element_count() == alive.size());
+    REQUIRE(global_checksum(world, checksum<Particle>(d.local_elements())) == checksum<Particle>(alive));
+    if (!alive.empty()) require_same_tree(gather_leaves(d), sequential_tree(d, where, k));
+    require_consistent(d);
+  };
+  // Every third dies and the rest drift; then the right half dies (whole segments empty out);
+  // then everything dies while newcomers arrive; then the newcomers move (no removal).
+  step(250, [](const Particle& q) { return q.id % 3 == 0; },
+       [](std::array<double, 2> x) { return std::array<double, 2>{0.7 * x[0], x[1]}; });
+  step(0, [](const Particle& q) { return q.position[0] > 0.35; }, [](std::array<double, 2> x) { return x; });
+  step(400, [](const Particle&) { return true; }, [](std::array<double, 2> x) { return x; });
+  for (auto& q : alive) q.position[1] *= 0.5;
+  d.move_elements([](Particle& q) { q.position[1] *= 0.5; });
+  REQUIRE(global_checksum(world, checksum<Particle>(d.local_elements())) == checksum<Particle>(alive));
+  std::vector<std::array<double, 2>> where;
+  for (const auto& q : alive) where.push_back(q.position);
+  require_same_tree(gather_leaves(d), sequential_tree(d, where, k));
+}
+
 TEST_CASE("rebalance respects the threshold and reaches the optimum when it remaps", "[domain]") {
   mpi::communicator world;
   using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, irr::curve::Morton<2>,

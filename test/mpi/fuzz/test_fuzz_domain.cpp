@@ -117,7 +117,7 @@ bool same_label(const E& a, const E& b) {
 template <class E>
 struct Oracle {
   std::vector<E> built;    // in the tree (after a build), moved by move_elements
-  std::vector<E> pending;  // inserted, joining the tree at the next build
+  std::vector<E> pending;  // inserted, joining the tree at the next build or move
   std::uint64_t next_id = 0;
 };
 
@@ -510,11 +510,16 @@ void run_sequence(const mpi::communicator& world, std::uint64_t seed, const type
       mv.target = gen_position<D>(rng, box, static_cast<int>(rng.below(4)), centre, o);
       mv.box = box;
       const bool inject = rng.chance(0.2);
+      // A third of the moves also remove: update returns false for ids divisible by mod + 1.
+      const bool removes = rng.chance(0.33);
+      const auto dies = [&](const E& e) { return removes && e.id % (mv.modulus + 1) == 0; };
       const auto who = rng.next(), at = rng.next(), fail_kind = rng.next();
       const int fail_axis = static_cast<int>(rng.below(D));
-      // The failing rank must hold elements, or its update never runs.
+      // The failing rank must hold elements that survive, or the failing update never runs.
+      std::uint64_t survivors = 0;
+      for (const auto& e : dom.local_elements()) survivors += dies(e) ? 0 : 1;
       std::vector<std::uint64_t> counts;
-      mpi::all_gather(world, static_cast<std::uint64_t>(dom.local_element_count()), counts);
+      mpi::all_gather(world, survivors, counts);
       std::vector<int> holders;
       for (int r = 0; r < p; ++r)
         if (counts[static_cast<std::size_t>(r)] > 0) holders.push_back(r);
@@ -522,7 +527,7 @@ void run_sequence(const mpi::communicator& world, std::uint64_t seed, const type
       const int bad_rank = fail ? holders[who % holders.size()] : -1;
       const std::uint64_t fail_at = fail ? at % counts[static_cast<std::size_t>(bad_rank)] : 0;
       what = "move(mode=" + std::to_string(mv.mode) + ",scale=" + std::to_string(mv.scale) +
-             ",axis=" + std::to_string(mv.axis) + ",mod=" + std::to_string(mv.modulus);
+             ",axis=" + std::to_string(mv.axis) + ",mod=" + std::to_string(mv.modulus) + (removes ? ",removes" : "");
       if (fail)
         what += ",fail@r" + std::to_string(bad_rank) + "#" + std::to_string(fail_at) + ":kind" +
                 std::to_string(fail_kind % 4);
@@ -532,6 +537,7 @@ void run_sequence(const mpi::communicator& world, std::uint64_t seed, const type
       std::uint64_t leaving = 0;
       if (!fail)
         for (const auto& e0 : dom.local_elements()) {
+          if (dies(e0)) continue;
           E e = e0;
           mv(e);
           if (dom.owner_of(e.position) != me) ++leaving;
@@ -555,7 +561,14 @@ void run_sequence(const mpi::communicator& world, std::uint64_t seed, const type
       bool threw = false, other = false;
       int failing = -2;
       try {
-        dom.move_elements(update);
+        if (removes)
+          dom.move_elements([&](E& e) {
+            if (dies(e)) return false;
+            update(e);
+            return true;
+          });
+        else
+          dom.move_elements(update);
       } catch (const irr::collective_error& e) {
         threw = true;
         failing = e.failing_rank();
@@ -567,9 +580,14 @@ void run_sequence(const mpi::communicator& world, std::uint64_t seed, const type
         if (!(local_state(dom) == before)) bad |= bad_failed_changed;
       } else {
         if (threw || other) bad |= bad_agreement;
+        std::erase_if(o.built, dies);
         for (auto& e : o.built) mv(e);
+        // The elements inserted since the last build or move join, unmoved (and may travel).
+        const bool joined = !o.pending.empty();
+        o.built.insert(o.built.end(), o.pending.begin(), o.pending.end());
+        o.pending.clear();
         if (dom.last_migration().elements < leaving_all) bad |= bad_migration;
-        if (mv.mode == 4 && (dom.last_migration().elements != 0 || dom.last_migration().bytes != 0))
+        if (mv.mode == 4 && !joined && (dom.last_migration().elements != 0 || dom.last_migration().bytes != 0))
           bad |= bad_migration;
       }
     } else {  // ---- rebalance ----
