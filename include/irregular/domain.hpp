@@ -2,6 +2,7 @@
 // communicator (baiardi-2001 §2–4). A thin front that composes the element store, the
 // distributed leaves, a Partitioner policy and the remap pipeline; it never looks at which
 // partitioner or ownership map it holds.
+// Its state and agreement: distributed/domain_state.hpp; the remap pipeline: domain_remap.hpp.
 #pragma once
 
 #include <irregular/core/box.hpp>
@@ -10,7 +11,10 @@
 #include <irregular/core/element_traits.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/curve/interval.hpp>
+#include <irregular/distributed/build_profile.hpp>
 #include <irregular/distributed/distributed_sort.hpp>
+#include <irregular/distributed/domain_options.hpp>
+#include <irregular/distributed/domain_remap.hpp>  // the remap pipeline over the domain's state
 #include <irregular/distributed/element_store.hpp>
 #include <irregular/distributed/ghost_layer.hpp>
 #include <irregular/distributed/ghost_store.hpp>
@@ -18,6 +22,7 @@
 #include <irregular/distributed/leaf_loads.hpp>
 #include <irregular/distributed/load_metric.hpp>
 #include <irregular/distributed/local_leaves.hpp>
+#include <irregular/distributed/neighbourhood.hpp>
 #include <irregular/distributed/ownership_map.hpp>
 #include <irregular/distributed/partitioner.hpp>
 #include <irregular/distributed/rebalance_decision.hpp>
@@ -47,7 +52,6 @@
 #include <optional>
 #include <string>
 #include <ranges>
-#include <tuple>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -55,46 +59,13 @@
 
 namespace irregular {
 
-/// Options of a domain, fixed at construction.
-template <int D, class Metric, class Partitioner = partitioner::SfcBlocking>
-struct DomainOptions {
-  Periodicity<D> periodic{};  ///< toroidal axes for neighbour queries
-  Metric load{};              ///< load metric of the leaves
-  Partitioner partitioner{};  ///< how build() and rebalance() map the leaves onto the ranks
-  /// Leaf budget per rank: a refinement that asks for more leaves on one rank fails with
-  /// irregular::collective_error (limit_exceeded) instead of exhausting memory. 0 derives it
-  /// from the node's physical memory: a quarter of it, shared by the ranks of the node, at
-  /// 64 bytes per leaf.
-  std::size_t max_leaves_per_rank = 0;
-};
-
-/// Seconds this rank spent in each phase of the last build() (or the remap of rebalance()).
-struct BuildProfile {
-  double sort = 0;       ///< distributed sort of the elements by curve index
-  double leaves = 0;     ///< leaf construction (shared hnode counts reduced once)
-  double partition = 0;  ///< the partitioner: leaf chain -> ownership map
-  double migration = 0;  ///< moving leaves and elements to their holders
-  std::uint64_t sort_bytes = 0;  ///< bytes this rank sent during the sort
-};
-
-/// The neighbours of one local leaf: local leaf ids and the index ranges held by other ranks.
-template <class Index>
-struct Neighbourhood {
-  struct Remote {
-    IndexInterval<Index> interval;  ///< finest-level curve indices of the remote space
-    int owner;                      ///< a rank that holds data there
-  };
-  std::vector<std::size_t> local;
-  std::vector<Remote> remote;
-};
-
 /// One distributed irregular problem: elements of type Element located in a Box, an H-Tree
 /// refined by a count-based condition, ordered by Curve, mapped onto the ranks by a Partitioner
 /// policy (SFC blocking by default; partitioner::Rectangular; partitioner::ByName).
 template <class Element, Stencil S, SpaceFillingCurve C, class Metric = load::Constant,
           class P = partitioner::SfcBlocking>
   requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> && (S::dim == C::dim) && Partitioner<P, C>
-class IrregularDomain {
+class IrregularDomain : private detail::DomainRemap<Element, C, Metric, P> {
  public:
   static constexpr int dim = C::dim;
   using element_type = Element;
@@ -122,7 +93,7 @@ class IrregularDomain {
   /// Collective over comm (duplicates it).
   IrregularDomain(const boost::mpi::communicator& comm, Box<dim> box, condition_type condition,
                   options_type options = {})
-      : comm_(comm), store_(box), condition_(std::move(condition)), options_(std::move(options)) {
+      : detail::DomainRemap<Element, C, Metric, P>(comm, box, std::move(condition), std::move(options)) {
     mpi::agree(comm_.get(), [&] {
       box.validate();
       if (!condition_) throw invalid_argument("irregular::IrregularDomain: empty refinement condition");
@@ -502,146 +473,18 @@ class IrregularDomain {
   }
 
  private:
-  using clock = std::chrono::steady_clock;
-  static double lap(clock::time_point& t0) {
-    const auto t1 = clock::now();
-    const double s = std::chrono::duration<double>(t1 - t0).count();
-    t0 = t1;
-    return s;
-  }
-  // Each phase has its own tag on the domain's own communicator.
-  static constexpr int tag_sort = 11, tag_migrate = 12, tag_move = 13;
-  static constexpr int tag_ghost = 21;  // 21..23 collection phases, 24 values, 25 contributions
+  using Base = detail::DomainRemap<Element, C, Metric, P>;
+  // The state and the remap pipeline live in the (dependent) bases: their names, as members.
+  using typename Base::clock;
+  using Base::comm_, Base::store_, Base::condition_, Base::options_, Base::map_, Base::leaves_, Base::loads_,
+      Base::migration_, Base::migration_global_, Base::profile_, Base::max_leaves_, Base::generation_,
+      Base::migration_seconds_, Base::migration_bytes_, Base::ghosts_, Base::tag_sort, Base::tag_move,
+      Base::tag_ghost, Base::lap, Base::initial_map, Base::construct, Base::finish_counters, Base::repartition,
+      Base::remap_to, Base::shift_neighbours, Base::settle_on, Base::estimate_loads, Base::snapshot,
+      Base::snapshot_taking_elements, Base::transaction, Base::guarded;
 
-  /// Before the first build everything is on rank 0: the map that says so.
-  map_type initial_map() const {
-    if constexpr (std::constructible_from<map_type, int>) return map_type(comm_.size());
-    else return map_type{};
-  }
-
-  /// The partitioner maps the (settled) leaves; leaves and elements move to the new map.
-  void repartition(const map_type* current, clock::time_point& t0) {
-    loads_.agree_unit(comm_.get(), leaves_);
-    auto next = options_.partitioner.template partition<C>(comm_.get(), LeafChain<C>{leaves_, loads_.values()}, current);
-    profile_.partition = lap(t0);
-    remap_to(next, t0);
-  }
-  void remap_to(const map_type& next, clock::time_point& t0) {
-    // A remap starts a new measurement window: old seconds would make long-lived leaves heavy.
-    loads_.new_window(leaves_.size());
-    map_ = settle_on(next, true);  // every settle_on indexed the runs of the leaves it left
-    profile_.migration = lap(t0);
-    finish_counters();
-    std::tie(migration_seconds_, migration_bytes_) = std::tuple(profile_.migration, migration_global_.bytes);
-  }
-  /// Rounds of neighbour shifts with the leaf work as payload; the loads are estimated anew after.
-  void shift_neighbours(const RebalanceOptions& opt, const RemapPlan& plan, std::vector<double>& work,
-                        RebalanceDecision& d, clock::time_point& t0) {
-    const auto rep = neighbour_shift(comm_.get(), map_, leaves_, work, store_.offsets, plan.capacity, opt.threshold,
-                                     opt.max_rounds ? opt.max_rounds : 2 * comm_.size() + 2, [&](const map_type& m) {
-      mpi::MigrationCounters sent;
-      (void)settle_on_map(comm_.get(), m, leaves_, work, store_.elements, store_.keys, store_.key_fn(), tag_migrate, sent,
-                          &store_.offsets);
-      migration_ += sent;
-      return sent;
-    });
-    std::tie(d.rounds, d.unbalance_after, d.elements_to) = std::tuple(rep.rounds, rep.unbalance, rep.elements_to);
-    loads_.new_window(leaves_.size());
-    guarded([&] { estimate_loads(); });
-    loads_.agree_unit(comm_.get(), leaves_);
-    profile_.migration = lap(t0);
-    finish_counters();
-    std::tie(migration_seconds_, migration_bytes_) = std::tuple(profile_.migration, migration_global_.bytes);
-  }
-
-  /// Holds every leaf whole on `map` and places leaves (with their measured seconds or loads)
-  /// and elements there; refreshes leaf runs and loads. `runs_current`: the element store's leaf
-  /// runs and the loads match the leaves now, so the remap keeps them up to date instead of
-  /// indexing anew, and after a segment shift only the arrivals are estimated (the loads of
-  /// other metrics than measured ones are their estimates). Returns the settled map.
-  template <OwnershipMap M>
-  M settle_on(const M& map, bool runs_current = false) {
-    // Only measured seconds are worth carrying; other metrics are estimated again below.
-    std::vector<double> payload;
-    if constexpr (LeafLoads<C, Metric>::is_measured) payload = loads_.payload(leaves_.size());
-    ShiftLayout layout;
-    M settled = settle_on_map(comm_.get(), map, leaves_, payload, store_.elements, store_.keys, store_.key_fn(),
-                              tag_migrate, migration_, runs_current ? &store_.offsets : nullptr, &layout);
-    if (!runs_current) store_.index_leaves(leaves_);
-    loads_.receive(std::move(payload), leaves_.size());
-    guarded([&] {  // the metric may be user code
-      if constexpr (!LeafLoads<C, Metric>::is_measured) {
-        if (runs_current && layout.spliced) {
-          loads_.shift(layout, options_.load, leaves_, [this](std::size_t i) { return store_.of_leaf(i); },
-                       comm_.rank());
-          return;
-        }
-      }
-      estimate_loads();
-    });
-    loads_.agree_unit(comm_.get(), leaves_);
-    return settled;
-  }
-
-  /// Leaf loads from the metric (local; the metric may be user code and throw).
-  void estimate_loads() {
-    loads_.estimate(options_.load, leaves_, [this](std::size_t i) { return store_.of_leaf(i); }, comm_.rank());
-  }
-
-  // ---- agreement: one rank's failure is every rank's, and nothing changes -----------------
-
-  /// The mutable state of the domain, for restoring after an agreed failure.
-  struct Saved {
-    ElementStore<Element, C> store;
-    map_type map;
-    LocalLeaves<C> leaves;
-    LeafLoads<C, Metric> loads;
-  };
-  Saved snapshot() const { return Saved{store_, map_, leaves_, loads_}; }
-  /// A snapshot that takes the elements instead of copying them (the caller replaces them).
-  Saved snapshot_taking_elements() {
-    ElementStore<Element, C> kept(store_.box());
-    kept.elements = std::move(store_.elements);
-    kept.keys = store_.keys;
-    kept.pending = store_.pending;
-    kept.offsets = store_.offsets;
-    return Saved{std::move(kept), map_, leaves_, loads_};
-  }
-  /// Runs a collective operation; when it fails with an agreed collective_error every rank
-  /// restores `saved` and rethrows, so a rejected call leaves the domain as it was.
-  template <class Body>
-  void transaction(Saved saved, Body&& body) {
-    try {
-      body();
-    } catch (const collective_error&) {
-      store_ = std::move(saved.store);
-      map_ = std::move(saved.map);
-      leaves_ = std::move(saved.leaves);
-      loads_ = std::move(saved.loads);
-      throw;
-    }
-  }
-  /// Runs a local step that may throw (user code, bad values) and agrees on its outcome before
-  /// the next collective step. Collective over comm.
-  template <class F>
-  void guarded(F&& f) {
-    mpi::agree(comm_.get(), std::forward<F>(f));
-  }
-  /// The leaves of the tree under `map` (the condition is user code, the budget may run out).
-  template <OwnershipMap M>
-  void construct(const M& map) {
-    guarded([&] {
-      leaves_ = construct_leaves(comm_.get(), map, std::span<const index_type>(store_.keys), condition_, max_leaves_);
-    });
-  }
   void reject_invalid(std::span<const Element> elements, const char* who) const {
     if (auto bad = store_.first_invalid(elements, who, comm_.rank())) throw out_of_domain(*bad);
-  }
-
-  // The tree or the map changed: a new generation, so stale ghosts are detected.
-  void finish_counters() {
-    migration_global_ = mpi::all_reduce_sum(comm_.get(), migration_);
-    ++generation_;
   }
 
   typename GhostStore<C, Element>::template Tree<map_type> tree(const char* who) const {
@@ -650,21 +493,6 @@ class IrregularDomain {
   LeafPayload<Element> payload() const {
     return {std::span<const Element>(store_.elements), std::span<const std::size_t>(store_.offsets)};
   }
-
-  mpi::OwnedCommunicator comm_;
-  ElementStore<Element, C> store_;
-  condition_type condition_;
-  options_type options_;
-  map_type map_{};
-  LocalLeaves<C> leaves_;
-  LeafLoads<C, Metric> loads_;
-  mpi::MigrationCounters migration_{}, migration_global_{};
-  BuildProfile profile_{};
-  std::size_t max_leaves_ = 0;
-  std::uint64_t generation_ = 0;  ///< bumped whenever the tree or the map changes
-  double migration_seconds_ = 0;       ///< this rank's time in the last remap (build or rebalance)
-  std::uint64_t migration_bytes_ = 0;  ///< the bytes that remap moved (all ranks)
-  GhostStore<C, Element> ghosts_;
 };
 
 }  // namespace irregular

@@ -83,7 +83,9 @@
 #include <irregular/distributed/blocking_partitioner.hpp>
 #include <irregular/distributed/capacity_cut.hpp>
 #include <irregular/distributed/bounded_neighbours_partitioner.hpp>
+#include <irregular/distributed/build_profile.hpp>
 #include <irregular/distributed/distributed_sort.hpp>
+#include <irregular/distributed/domain_options.hpp>
 #include <irregular/distributed/element_store.hpp>
 #include <irregular/distributed/ghost_layer.hpp>
 #include <irregular/distributed/ghost_store.hpp>
@@ -91,6 +93,7 @@
 #include <irregular/distributed/load_metric.hpp>
 #include <irregular/distributed/local_leaves.hpp>
 #include <irregular/distributed/migration.hpp>
+#include <irregular/distributed/neighbourhood.hpp>
 #include <irregular/distributed/neighbour_shift.hpp>
 #include <irregular/distributed/ownership_map.hpp>
 #include <irregular/distributed/partition_points.hpp>
