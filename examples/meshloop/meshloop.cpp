@@ -16,6 +16,7 @@
 // The checksum (FNV-1a over the bits of the final y in the file's vertex order) is printed on a
 // line of its own; it is the same at every rank count and for every order, because every row is
 // summed in the same order as the sequential loop sums it.
+#include "figure8.hpp"
 #include "gmsh_mesh.hpp"
 
 #include <irregular/distributed/block_layout.hpp>
@@ -77,17 +78,9 @@ std::uint64_t checksum(const std::vector<double>& y) {
 // Figure 8 on one processor, over the renumbered graph (the locality the parallel loop enjoys);
 // vertex v starts with the value of file vertex original[v].
 std::vector<double> sequential_loop(const sch::Graph& g, const std::vector<std::int64_t>& original, int iterations) {
-  std::vector<double> y(static_cast<std::size_t>(g.vertices())), t(y.size());
+  std::vector<double> y(static_cast<std::size_t>(g.vertices()));
   for (std::int64_t v = 0; v < g.vertices(); ++v) y[static_cast<std::size_t>(v)] = initial_y(original[static_cast<std::size_t>(v)]);
-  for (int it = 0; it < iterations; ++it) {
-    for (std::int64_t v = 0; v < g.vertices(); ++v) {
-      double acc = 0;
-      for (const auto u : g.neighbours(v)) acc += y[static_cast<std::size_t>(u)];
-      t[static_cast<std::size_t>(v)] = acc;
-    }
-    for (std::int64_t v = 0; v < g.vertices(); ++v)
-      if (g.degree(v) > 0) y[static_cast<std::size_t>(v)] = t[static_cast<std::size_t>(v)] / static_cast<double>(g.degree(v));
-  }
+  meshloop::figure8_sweeps(g, y, iterations);
   return y;
 }
 

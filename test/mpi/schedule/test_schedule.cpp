@@ -2,6 +2,7 @@
 // generators against each other and brute force, message counts, gather/scatter against sequential
 // values, the Figure 8 loop bitwise, and bad input agreed on every rank.
 #include "../../../bench/detail/pmpi_counters.hpp"  // counts the point-to-point messages
+#include "../../../examples/meshloop/figure8.hpp"
 #include "../../../examples/meshloop/gmsh_mesh.hpp"
 
 #include <irregular/distributed/block_layout.hpp>
@@ -249,16 +250,9 @@ TEST_CASE("the Figure 8 loop equals the sequential loop bitwise after 50 iterati
   const auto init = [](std::int64_t v) { return 1.0 + static_cast<double>((v * 7919) % 113) / 7.0; };
   // Sequential, on the original numbering.
   const std::int64_t n = pr.original.vertices();
-  std::vector<double> ys(static_cast<std::size_t>(n)), ts(ys.size());
+  std::vector<double> ys(static_cast<std::size_t>(n));
   for (std::int64_t v = 0; v < n; ++v) ys[static_cast<std::size_t>(v)] = init(v);
-  for (int it = 0; it < 50; ++it) {
-    for (std::int64_t v = 0; v < n; ++v) {
-      double acc = 0;
-      for (const auto u : pr.original.neighbours(v)) acc += ys[static_cast<std::size_t>(u)];
-      ts[static_cast<std::size_t>(v)] = acc;
-    }
-    for (std::int64_t v = 0; v < n; ++v) ys[static_cast<std::size_t>(v)] = ts[static_cast<std::size_t>(v)] / static_cast<double>(pr.original.degree(v));
-  }
+  meshloop::figure8_sweeps(pr.original, ys, 50);
   std::vector<std::int64_t> inverse(static_cast<std::size_t>(n));
   for (std::int64_t v = 0; v < n; ++v) inverse[static_cast<std::size_t>(pr.T[static_cast<std::size_t>(v)])] = v;
   const BlockLayout layout(world, pr.blocks);

@@ -1,5 +1,7 @@
 // Serial parts of the inspector/executor (kaddoura-ranka-1995 §3.1–3.2): block translation
 // against a brute-force table, the locality transforms, graph renumbering and block costs.
+#include "../../../examples/meshloop/figure8.hpp"
+
 #include <irregular/schedule/block_translation.hpp>
 #include <irregular/schedule/graph.hpp>
 #include <irregular/schedule/locality_transform.hpp>
@@ -54,18 +56,8 @@ bool is_permutation_of_n(const std::vector<std::int64_t>& T) {
   return true;
 }
 
-// Figure 8, sequentially: t[i] = sum of y over i's row, y[i] = t[i] / degree(i).
 std::vector<double> figure8(const sch::Graph& g, std::vector<double> y, int iterations) {
-  std::vector<double> t(y.size());
-  for (int it = 0; it < iterations; ++it) {
-    for (std::int64_t i = 0; i < g.vertices(); ++i) {
-      double s = 0;
-      for (const auto u : g.neighbours(i)) s += y[static_cast<std::size_t>(u)];
-      t[static_cast<std::size_t>(i)] = s;
-    }
-    for (std::int64_t i = 0; i < g.vertices(); ++i)
-      if (g.degree(i) > 0) y[static_cast<std::size_t>(i)] = t[static_cast<std::size_t>(i)] / static_cast<double>(g.degree(i));
-  }
+  meshloop::figure8_sweeps(g, y, iterations);
   return y;
 }
 }  // namespace
