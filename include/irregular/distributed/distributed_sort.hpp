@@ -20,6 +20,7 @@
 //    then every element moves once into place).
 #pragma once
 
+#include <irregular/core/detail/headroom.hpp>
 #include <irregular/core/index.hpp>
 #include <irregular/distributed/detail/index_wire.hpp>
 #include <irregular/mpi/counters.hpp>
@@ -66,7 +67,7 @@ template <class E, class Index, class Pos>
 void apply_order(std::vector<E>& elements, std::vector<Index>& keys, const std::vector<KeyPos<Index, Pos>>& order) {
   const std::size_t n = order.size();
   std::vector<E> out;
-  out.reserve(n);
+  out.reserve(with_headroom(n));
   for (std::size_t i = 0; i < n; ++i) {
     out.push_back(std::move(elements[static_cast<std::size_t>(order[i].pos)]));
     keys[i] = order[i].key;
@@ -148,6 +149,10 @@ void msd_sort_range(std::vector<E>& elements, std::vector<Index>& keys, std::siz
     for (std::size_t i = r.b; i < r.e; ++i) ++count[(static_cast<std::size_t>(keys[i] >> shift) & (radix - 1)) + 1];
     for (std::size_t d = 0; d < radix; ++d) count[d + 1] += count[d];
     const std::size_t m = r.e - r.b;
+    if (m == elements.size() && out_el.capacity() < m) {  // these buffers become the arrays
+      out_el.reserve(with_headroom(m));
+      out_keys.reserve(with_headroom(m));
+    }
     out_el.resize(m);
     out_keys.resize(m);
     std::vector<std::size_t> at(count.begin(), count.end() - 1);
@@ -215,8 +220,10 @@ void merge_runs(std::vector<E>& elements, std::vector<Index>& keys, std::span<co
   if (bnd.size() == 3) {  // two runs: one direct merge, every element moves once
     std::vector<E> out = std::move(spare);
     out.clear();
-    out.reserve(n);
-    std::vector<Index> out_keys(n);
+    if (out.capacity() < n) out.reserve(with_headroom(n));  // else the spare's touched pages serve
+    std::vector<Index> out_keys;
+    out_keys.reserve(with_headroom(n));
+    out_keys.resize(n);
     std::size_t i = 0, j = bnd[1], o = 0;
     const std::size_t ie = bnd[1];
     while (i < ie && j < n) {  // branch-free choice: runs interleave finely

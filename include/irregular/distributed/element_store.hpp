@@ -7,6 +7,7 @@
 #include <irregular/core/box.hpp>
 #include <irregular/core/cell.hpp>
 #include <irregular/core/concepts.hpp>
+#include <irregular/core/detail/headroom.hpp>
 #include <irregular/core/element_traits.hpp>
 #include <irregular/distributed/local_leaves.hpp>
 
@@ -72,12 +73,10 @@ class ElementStore {
 
   /// Each local leaf's run of elements. Precondition: every element lies in a local leaf.
   void index_leaves(const LocalLeaves<C>& leaves) {
-    // Headroom: a remap that grows this rank's share by up to half splices in place
-    // (segment_shift.hpp) instead of copying every array to fresh memory, whose first touch
-    // costs a page fault per 4 KiB (far more than the copy). Capacity only: nothing is touched.
-    reserve_headroom(offsets, leaves.size() + 1);
-    reserve_headroom(elements, elements.size());
-    reserve_headroom(keys, keys.size());
+    // Headroom for later remaps (core/detail/headroom.hpp); the sort usually allocated it.
+    detail::reserve_headroom(offsets, leaves.size() + 1);
+    detail::reserve_headroom(elements, elements.size());
+    detail::reserve_headroom(keys, keys.size());
     offsets.assign(leaves.size() + 1, 0);
     std::size_t e = 0;
     for (std::size_t i = 0; i < leaves.size(); ++i) {
@@ -101,11 +100,6 @@ class ElementStore {
   std::vector<std::size_t> offsets{0};  ///< leaf i holds elements [offsets[i], offsets[i+1])
 
  private:
-  template <class T>
-  static void reserve_headroom(std::vector<T>& v, std::size_t n) {
-    if (v.capacity() < n + n / 4) v.reserve(n + n / 2);
-  }
-
   Box<dim> box_;
 };
 

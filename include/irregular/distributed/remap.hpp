@@ -98,10 +98,18 @@ M settle_on_map(const boost::mpi::communicator& comm, const M& map, LocalLeaves<
       return map;  // no leaf is cut: holding leaves whole changes nothing
     }
   }
-  const bool no_payload = payload.empty();
-  if (no_payload) payload.assign(leaves.size(), 0.0);
   const auto split = splitting_leaves(comm, map, leaves);
   M fitted = map.hold_whole(std::span<const Cell<M::curve_type::dim>>(split));
+  if constexpr (M::contiguous_segments) {
+    // The fitted splitters cut no leaf: a segment shift moves only the cut leaves' runs (the
+    // general path below would copy every array, as a build's sorted runs would pay).
+    if (auto shifted = shift_segments(comm, fitted, leaves, payload, elements, keys, offsets, tag, layout)) {
+      sent += *shifted;
+      return fitted;
+    }
+  }
+  const bool no_payload = payload.empty();
+  if (no_payload) payload.assign(leaves.size(), 0.0);
   sent += place(comm, fitted, leaves, payload, elements, keys, std::forward<KeyOf>(key_of), tag);
   if (no_payload) payload.clear();
   if (offsets) {
