@@ -4,7 +4,10 @@
 // remote-data strategy), a summary, the digest of the final grid and values on a line of its own
 // (the same at every rank count and under every strategy), and writes amm.pvtu and SVG pictures.
 // --convergence runs the whole refinement for finest levels --from .. --lmax, the uniform level
-// following (l0 + lmax - from), and prints the observed orders of the max and L2 errors.
+// following (l0 + lmax - from), and prints the observed orders of the max and L2 errors;
+// --truncation adds the composite operator's truncation error on exact cell means: its max at the
+// interface leaves (those that read a fine ghost inside a coarser leaf), at the other leaves on the
+// boundary and at the rest.
 #include "solver.hpp"
 
 #include <irregular/io/svg.hpp>
@@ -30,6 +33,7 @@ struct Args {
   bool convergence = false;
   int from = 6;         // --convergence: finest levels from .. lmax
   double expect_order = 0;
+  bool truncation = false;  // --convergence: print the truncation errors too
   std::string expect_digest;
 };
 
@@ -63,6 +67,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--convergence") a.convergence = true;
     else if (k == "--from") a.from = std::stoi(next());
     else if (k == "--expect-order") a.expect_order = std::stod(next());
+    else if (k == "--truncation") a.truncation = true;
     else if (k == "--expect-digest") a.expect_digest = next();
     else throw std::invalid_argument("unknown option " + k);
   }
@@ -172,8 +177,8 @@ void pictures(const amm::Solver& s, const std::string& dir) {
 int convergence(const boost::mpi::communicator& world, const Args& a) {
   const bool root = world.rank() == 0;
   if (root)
-    std::printf("Convergence (%s): finest level against errors\n%6s %9s %11s %6s %11s %6s\n", amm::name_of(a.opt.problem),
-                "lmax", "points", "max err", "order", "L2 err", "order");
+    std::printf("Convergence (%s): finest level against errors\n%6s %9s %11s %6s %11s %6s%s\n", amm::name_of(a.opt.problem),
+                "lmax", "points", "max err", "order", "L2 err", "order", a.truncation ? "  trunc iface  trunc bound  trunc inner" : "");
   double pmax = 0, pl2 = 0, worst = 99;
   for (int L = a.from; L <= a.opt.lmax; ++L) {
     Args b = a;
@@ -182,13 +187,17 @@ int convergence(const boost::mpi::communicator& world, const Args& a) {
     b.stages = L - b.opt.l0 + 2;
     amm::Solver s(world, b.opt);
     const auto run = solve(s, b, false, root);
-    const auto& r = run.last;
+    const auto r = run.last;
+    const auto trunc = a.truncation ? s.truncation() : std::array<double, 3>{};  // replaces the solution
     const double omax = pmax > 0 ? std::log2(pmax / r.max_error) : 0, ol2 = pl2 > 0 ? std::log2(pl2 / r.l2_error) : 0;
     if (pmax > 0) worst = std::min({worst, omax, ol2});
-    if (root)
-      std::printf("%6d %9llu %11.3e %6s %11.3e %6s\n", L, static_cast<unsigned long long>(r.points), r.max_error,
+    if (root) {
+      std::printf("%6d %9llu %11.3e %6s %11.3e %6s", L, static_cast<unsigned long long>(r.points), r.max_error,
                   pmax > 0 ? std::to_string(omax).substr(0, 4).c_str() : "", r.l2_error,
                   pl2 > 0 ? std::to_string(ol2).substr(0, 4).c_str() : "");
+      if (a.truncation) std::printf(" %12.3e %12.3e %12.3e", trunc[2], trunc[1], trunc[0]);
+      std::printf("\n");
+    }
     pmax = r.max_error;
     pl2 = r.l2_error;
   }

@@ -69,6 +69,41 @@ struct Level {
   [[nodiscard]] bool active(std::size_t k) const { return tree.levels()[k] == l; }
 };
 
+/// T_l for l below the top from T_{l+1}, top down (a family of four hnodes of level l+1 becomes
+/// their parent, a coarser entry stays as it is), then zero values and residuals everywhere.
+/// `levels` holds T_hold .. T_top, T_top already set. Local.
+inline void cut_levels(std::vector<Level>& levels) {
+  for (std::size_t k = levels.size() - 1; k-- > 0;) {
+    const Level& up = levels[k + 1];
+    Level& lv = levels[k];
+    const int l = up.l - 1;
+    lv.l = l;
+    lv.tree.clear();
+    lv.leaf.clear();
+    lv.src.clear();
+    for (std::size_t i = 0; i < up.tree.size();) {
+      const int ul = up.tree.levels()[i];
+      if (ul == l + 1) {  // a family of four hnodes: their parent (all on this rank)
+        lv.tree.push_back(up.tree.starts()[i], l, 1);
+        lv.leaf.push_back(none);
+        lv.src.push_back(i);
+        i += 4;
+      } else {
+        lv.tree.push_back(up.tree.starts()[i], ul, 1);
+        lv.leaf.push_back(up.leaf[i]);
+        lv.src.push_back(i);
+        ++i;
+      }
+    }
+  }
+  for (auto& lv : levels) {
+    lv.val.assign(lv.tree.size(), NodeVal{});
+    lv.r.assign(lv.tree.size(), 0.0);
+    lv.offsets.resize(lv.tree.size() + 1);
+    for (std::size_t k = 0; k < lv.offsets.size(); ++k) lv.offsets[k] = k;
+  }
+}
+
 /// A value found at some level: the entry's value and the entry's own level (below the level
 /// asked for when a coarser leaf covers the cell).
 struct Found {

@@ -53,4 +53,19 @@ inline double source(Problem p, double x, double y) {
   return std::exp(-r2 / (2 * s * s)) * (2 / (s * s) - r2 / (s * s * s * s));
 }
 
+/// The mean of the exact solution over the square of side h centred at (cx, cy) (3x3 Gauss,
+/// exact for quintics): what the cell-mean values of the discretization approximate.
+inline double exact_mean(Problem p, double cx, double cy, double h) {
+  const double g[3] = {-0.7745966692414834, 0, 0.7745966692414834}, w[3] = {5.0 / 18, 8.0 / 18, 5.0 / 18};
+  double m = 0;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) m += w[i] * w[j] * exact(p, cx + g[i] * h / 2, cy + g[j] * h / 2);
+  return m;
+}
+
+/// The mean of the exact solution along the segment from (x0, y0) to (x1, y1) (Simpson).
+inline double exact_edge_mean(Problem p, double x0, double y0, double x1, double y1) {
+  return (exact(p, x0, y0) + 4 * exact(p, (x0 + x1) / 2, (y0 + y1) / 2) + exact(p, x1, y1)) / 6;
+}
+
 }  // namespace amm

@@ -4,14 +4,16 @@
 // smoothing, prolongation level by level, norm, refinement), a remote-data collection before each
 // operator with that operator's stencil and level, and a rebalance at the end of each V-cycle.
 //
-// Numerics: the value of a level-l cell that is no hnode (it lies in a coarser leaf) is the
-// bilinear interpolation of level l-1 (the halo); coarse values are averages of their children.
+// Numerics: values are cell means, a hnode's the mean of its children's. A fine cell next to a
+// coarser leaf reads a ghost exact for quadratics (interface.hpp); other cells that are no hnode
+// (halos for prolongation) take the bilinear interpolation of level l-1.
 // Jacobi smoothing (weight 4/5) keeps every result independent of the rank count: no update reads
 // a value written in the same sweep. The grids coarser than Lh are replicated: the level-Lh
 // residual is gathered once per cycle and solved by SOR on every rank alike.
 #pragma once
 
 #include "hierarchy.hpp"
+#include "interface.hpp"
 
 #include <irregular/mpi/collective_error.hpp>
 
@@ -125,6 +127,19 @@ class Solver {
     return marked;
   }
 
+  /// The truncation error of the composite operator: the residual of the exact cell means, max
+  /// over the leaves that read an interface ghost, over the other leaves at the boundary, and
+  /// over the rest. Replaces u. Collective.
+  std::array<double, 3> truncation() {
+    for (std::size_t i = 0; i < grid_.local_leaf_count(); ++i) {
+      const auto c = grid_.centre(i);
+      grid_.data(i).u = exact_mean(opt_.problem, c[0], c[1], std::ldexp(1.0, -grid_.level(i)));
+    }
+    restrict_values();
+    residuals();
+    return residual_kinds_;
+  }
+
   /// Bits of every leaf's cell and value, summed over leaves: equal for equal grids and values,
   /// whatever the rank count.
   [[nodiscard]] std::uint64_t digest() const {
@@ -168,34 +183,7 @@ class Solver {
     t.leaf.resize(t.tree.size());
     t.src.assign(t.tree.size(), none);
     for (std::size_t i = 0; i < t.leaf.size(); ++i) t.leaf[i] = i;
-    for (int l = top_ - 1; l >= opt_.hold; --l) {
-      const Level& up = level(l + 1);
-      Level& lv = level(l);
-      lv.l = l;
-      lv.tree.clear();
-      lv.leaf.clear();
-      lv.src.clear();
-      for (std::size_t i = 0; i < up.tree.size();) {
-        const int ul = up.tree.levels()[i];
-        if (ul == l + 1) {  // a family of four hnodes: their parent (all on this rank)
-          lv.tree.push_back(up.tree.starts()[i], l, 1);
-          lv.leaf.push_back(none);
-          lv.src.push_back(i);
-          i += 4;
-        } else {
-          lv.tree.push_back(up.tree.starts()[i], ul, 1);
-          lv.leaf.push_back(up.leaf[i]);
-          lv.src.push_back(i);
-          ++i;
-        }
-      }
-    }
-    for (auto& lv : levels_) {
-      lv.val.assign(lv.tree.size(), NodeVal{});
-      lv.r.assign(lv.tree.size(), 0.0);
-      lv.offsets.resize(lv.tree.size() + 1);
-      for (std::size_t k = 0; k < lv.offsets.size(); ++k) lv.offsets[k] = k;
-    }
+    cut_levels(levels_);
     scale_ = 0;
     for (double x : {0.0, 0.25, 0.5, 0.75, 1.0})
       for (double y : {0.0, 1.0}) scale_ = std::max({scale_, std::abs(exact(opt_.problem, x, y)), std::abs(exact(opt_.problem, y, x))});
@@ -223,7 +211,7 @@ class Solver {
   /// children). Reads the faces and halos of every level: one collection per level.
   void residuals() {
     collect_all_wide();
-    double rmax = 0;
+    std::array<double, 3> rmax{};  // per kind of leaf (see touched_)
     for (int l = top_; l >= opt_.hold; --l) {
       Level& lv = level(l);
       const double h = std::ldexp(1.0, -l);
@@ -239,12 +227,15 @@ class Solver {
         const int x = static_cast<int>(c.anchor[0]), y = static_cast<int>(c.anchor[1]);
         const double u = lv.val[k].u;
         auto f = [&](int dx, int dy) { return face(l, x + dx, y + dy, x, y, &NodeVal::u, u, lv.wide[0]); };
+        touched_ = 0;
         const double lap = (f(1, 0) + f(-1, 0) + f(0, 1) + f(0, -1) - 4 * u) / (h * h);
         lv.r[k] = source(opt_.problem, (x + 0.5) * h, (y + 0.5) * h) + lap;
-        rmax = std::max(rmax, std::abs(lv.r[k]));
+        auto& m = rmax[static_cast<std::size_t>(touched_)];
+        m = std::max(m, std::abs(lv.r[k]));
       }
     }
-    boost::mpi::all_reduce(comm_, rmax, residual_, boost::mpi::maximum<double>());
+    boost::mpi::all_reduce(comm_, rmax.data(), 3, residual_kinds_.data(), boost::mpi::maximum<double>());
+    residual_ = std::max({residual_kinds_[0], residual_kinds_[1], residual_kinds_[2]});
   }
 
   /// The replicated coarse grids: the level-Lh residual gathered, -Δe = r solved by SOR on the
@@ -368,6 +359,7 @@ class Solver {
   double face(int l, int x, int y, int x0, int y0, double NodeVal::*f, double own, const Store& st) {
     const int n = 1 << l;
     if (x < 0 || y < 0 || x >= n || y >= n) {
+      touched_ = std::max(touched_, 1);
       if (f == &NodeVal::e) return -own;
       const double h = std::ldexp(1.0, -l);
       const double px = std::clamp((x0 + x + 1) * 0.5 * h, 0.0, 1.0), py = std::clamp((y0 + y + 1) * 0.5 * h, 0.0, 1.0);
@@ -376,41 +368,36 @@ class Solver {
     const Found at = find(level(l), st, index_of(x, y, l));
     if (!at.v) throw_missing(l, x, y);
     if (at.level == l) return at.v->*f;
-    if (at.level == l - 1) return interface_ghost(l, x, y, x0, y0, f, own, st);
+    if (at.level == l - 1) return touched_ = 2, interface_ghost(l, x, y, x0, y0, f, own, st);
     return at.v->*f;  // two levels coarser: excluded by the full 2:1 balance
   }
 
-  /// The fine ghost (x, y) of level l inside a level l-1 leaf C, seen from the hnode (x0, y0).
-  /// Values are cell means (a hnode's is its children's), so the ghost is the mean over its cell,
-  /// exact for quadratics: a bilinear ghost errs by O(h^2), an O(1) truncation error along every
-  /// coarse-fine interface and a first-order L2 error. First the mean of C's half on the ghost's
-  /// side, from C and its tangential neighbours (or the Dirichlet mean along C's edge at the
-  /// boundary), then along the normal from that strip, the own value and the sibling behind it.
+  /// The fine ghost (x, y) of level l inside the level l-1 leaf C, seen from the hnode (x0, y0):
+  /// interface.hpp's mean over the ghost cell from the hnode, its sibling behind it, C and C's
+  /// tangential neighbours (beyond the boundary: the Dirichlet mean along C's edge, 0 for e).
   double interface_ghost(int l, int x, int y, int x0, int y0, double NodeVal::*f, double own, const Store& st) {
     const int dx = x - x0, dy = y - y0, tx = dy != 0, cx = x >> 1, cy = y >> 1, n = 1 << (l - 1);
-    const int side = ((tx ? x : y) & 1) ? 1 : -1, t = tx ? cx : cy, near = t + side, far = t - side;
+    const int side = ((tx ? x : y) & 1) ? 1 : -1, t = tx ? cx : cy;
     const Found behind = find(level(l), st, index_of(x0 - dx, y0 - dy, l));
     if (!behind.v || behind.level != l) throw_missing(l, x0 - dx, y0 - dy);
-    auto read = [&](int along) {  // C's tangential neighbour at `along`
+    auto read = [&](int along, bool& beyond) {  // C's tangential neighbour at `along`
+      beyond = along < 0 || along >= n;
+      if (beyond && f == &NodeVal::e) return 0.0;
+      if (beyond) {  // the mean of the Dirichlet data along C's edge on that side
+        const double H = std::ldexp(1.0, -(l - 1)), edge = along < 0 ? 0.0 : 1.0, a0 = (tx ? cy : cx) * H;
+        return tx ? exact_edge_mean(opt_.problem, edge, a0, edge, a0 + H) : exact_edge_mean(opt_.problem, a0, edge, a0 + H, edge);
+      }
       const int qx = tx ? along : cx, qy = tx ? cy : along;
       const Found at = find(level(l - 1), level(l - 1).wide[0], index_of(qx, qy, l - 1));
       if (!at.v) throw_missing(l - 1, qx, qy);
       return at.v->*f;
     };
-    const double c = read(t);
-    const bool in_near = near >= 0 && near < n, in_far = far >= 0 && far < n;
-    double b = 0;  // the mean of the Dirichlet data along C's edge on the boundary (Simpson)
-    if (f == &NodeVal::u && !(in_near && in_far)) {
-      const double H = std::ldexp(1.0, -(l - 1)), edge = (in_near ? -side : side) > 0 ? 1.0 : 0.0;
-      for (auto [a, w] : {std::pair{0.0, 1.0}, {0.5, 4.0}, {1.0, 1.0}}) {
-        const double along = ((tx ? cy : cx) + a) * H;
-        b += w / 6 * (tx ? exact(opt_.problem, edge, along) : exact(opt_.problem, along, edge));
-      }
-    }
-    const double strip = in_near && in_far ? c + (read(near) - read(far)) / 8
-                         : in_near         ? -3 * b / 8 + 21 * c / 16 + read(near) / 16
-                                           : 3 * b / 8 + 11 * c / 16 - read(far) / 16;
-    return (3 * own + 2 * strip - behind.v->*f) / 4;
+    GhostStencil s{own, behind.v->*f};
+    bool outside = false;  // never: C is a leaf
+    s.c = read(t, outside);
+    s.near = read(t + side, s.near_is_boundary);
+    s.far = read(t - side, s.far_is_boundary);
+    return ghost_mean(s);
   }
 
   /// The bilinear value of field f of level l at the quarter of cell (qx, qy) towards (sx, sy):
@@ -495,6 +482,8 @@ class Solver {
   int top_ = 0;
   double scale_ = 1;
   double residual_ = 0;
+  std::array<double, 3> residual_kinds_{};  ///< max residual per kind of leaf (see touched_)
+  int touched_ = 0;  ///< what face() read for a leaf: 0 leaves only, 1 the boundary, 2 an interface ghost
 };
 
 }  // namespace amm
