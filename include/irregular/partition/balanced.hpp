@@ -19,6 +19,28 @@ namespace irregular::partition {
 
 namespace detail_bal {
 
+// One step of balance(): s_k in [a, b] nearest to target (the prefix relative to base), moved
+// right to the leftmost position whose part up to the next separator (prefix pnext) fits B.
+// guess in [a, b] only speeds the search up. at(x) may report any value <= target whose part
+// to pnext exceeds B (e.g. -infinity) for positions left of the answer's window: the result
+// does not depend on it (the distributed cut reads only separator windows).
+template <class W, class At>
+std::size_t balance_step(const At& at, W base, W B, double target, std::size_t a, std::size_t b,
+                         std::size_t guess, W pnext) {
+  auto below = [&](std::size_t j) { return static_cast<double>(at(j) - base) <= target; };
+  std::size_t x = a;
+  if (a < b && below(a)) {
+    x = detail::gallop_last_true_from(a, b, std::min(guess, b), below);
+    if (x < b && static_cast<double>(at(x + 1) - base) - target <
+                     target - static_cast<double>(at(x) - base))
+      ++x;
+  }
+  if (x < b && !(static_cast<W>(pnext - at(x)) <= B))  // too far left: the leftmost that fits
+    x = detail::gallop_first_true_down(
+        x + 1, b, [&](std::size_t i) { return static_cast<W>(pnext - at(i)) <= B; });
+  return x;
+}
+
 // Separators s_p = n, s_{p-1}, ..., s_1, s_0 = 0 placed from the right, given R[0..p], the greedy
 // (maximal-prefix) separators at B. m = 1 when n >= p (parts must be non-empty), else 0.
 // Each s_k is the position nearest to the ideal prefix k * total / p, clamped to
@@ -50,26 +72,12 @@ void balance(const Pre& P, std::size_t n, std::size_t p, W B, const std::size_t*
     const std::size_t a = k * m, b = std::min(R[k], next - m);
     IRREGULAR_ASSERT(a <= b);
     const double target = total * static_cast<double>(k) / static_cast<double>(p);
-    auto below = [&](std::size_t j) { return static_cast<double>(at(j) - base) <= target; };
-    std::size_t x = a;
-    if (a < b && below(a)) {
-      const std::size_t guess = next - a > len ? next - len : a;
-      x = detail::gallop_last_true_from(a, b, std::min(guess, b), below);
-      if (x < b && static_cast<double>(at(x + 1) - base) - target <
-                       target - static_cast<double>(at(x) - base))
-        ++x;
-    }
-    W px = at(x);
-    if (!(static_cast<W>(pnext - px) <= B)) {  // too far left: the leftmost position that fits
-      x = detail::gallop_first_true_down(
-          x + 1, b, [&](std::size_t i) { return static_cast<W>(pnext - at(i)) <= B; });
-      px = at(x);
-    }
-    IRREGULAR_ASSERT(x >= a && x <= b);
+    const std::size_t x = balance_step<W>(at, base, B, target, a, b, next - a > len ? next - len : a, pnext);
+    IRREGULAR_ASSERT(x >= a && x <= b && static_cast<W>(pnext - at(x)) <= B);
     len = next - x;
     out[k] = x;
     next = x;
-    pnext = px;
+    pnext = at(x);
   }
 }
 

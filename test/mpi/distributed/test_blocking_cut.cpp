@@ -1,6 +1,8 @@
 // blocking_partition under MPI: the distributed optimal cut equals sequential NicolPlus on the
-// gathered chain (bottleneck, and separators when the windows are gathered), its separators are
-// valid, and the number of collective rounds does not grow with the number of ranks.
+// gathered chain (bottleneck, and the balanced separators when the windows are gathered on rank 0
+// or distributed), its separators are valid, and its collective calls and point-to-point rounds
+// are those of the path it took: constant when gathered, one all_reduce and ceil(log2(p-1))
+// doubling rounds per probe when distributed.
 #include <catch2/catch.hpp>
 
 #include <irregular/distributed/blocking_partitioner.hpp>
@@ -10,6 +12,7 @@
 #include <boost/mpi/communicator.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -66,14 +69,23 @@ struct Run {
   irr::BlockingCutStats stats;
 };
 
+// Which path the optimal cut is made to take: the default choice, the distributed windows
+// (nothing gathered on rank 0), or the pipelined probes (no window fits).
+enum class Path { automatic, distributed, pipelined };
+const Path paths[] = {Path::automatic, Path::distributed, Path::pipelined};
+
 Run run(const mpi::communicator& world, const std::vector<double>& chain, const std::vector<std::size_t>& split,
-        irr::BlockingCut method = irr::BlockingCut::optimal, std::uint64_t max_gathered = 0) {
+        irr::BlockingCut method = irr::BlockingCut::optimal, Path path = Path::automatic) {
   const auto r = static_cast<std::size_t>(world.rank());
   const std::span<const double> mine(chain.data() + split[r], split[r + 1] - split[r]);
   Run out;
-  out.cut = irr::blocking_partition(world, mine, method, &out.stats, max_gathered);
+  const std::uint64_t max_gathered = path == Path::automatic ? irr::blocking_default_max_gathered : 0;
+  const std::uint64_t max_window = path == Path::pipelined ? 1 : 0;
+  out.cut = irr::blocking_partition(world, mine, method, &out.stats, max_gathered, max_window);
   return out;
 }
+
+unsigned ceil_log2(int x) { return x <= 1 ? 0 : static_cast<unsigned>(std::bit_width(static_cast<unsigned>(x - 1))); }
 
 // Separators from 0 to n, non-decreasing, loads equal to the chain's part sums, every part at
 // most the bottleneck (and the bottleneck attained).
@@ -95,10 +107,24 @@ void require_valid(const irr::ChainCut& cut, const std::vector<double>& chain, i
   REQUIRE(worst == cut.bottleneck);
 }
 
-// Rounds bound for the whole call: c·log2(p) + d collectives, no point-to-point hops.
-void require_log_rounds(const irr::BlockingCutStats& s, int p) {
-  REQUIRE(s.point_to_point == 0);
-  REQUIRE(static_cast<double>(s.collectives) <= 2 * std::log2(static_cast<double>(p)) + 6);
+// The cost of the path taken. Gathered: 6 collectives, no point-to-point. Distributed: 6
+// collectives plus one all_reduce per probe; each probe ceil(log2(p-1)) doubling rounds, the
+// balanced separators ceil(log2(p-2)) more, at most one send and one receive per round.
+// Windows gathered on rank 0 with p = 1 are the whole (empty) story.
+void require_log_rounds(const irr::BlockingCutStats& s, int p, Path path) {
+  if (path == Path::distributed) REQUIRE(s.distributed);
+  if (s.windowed) {
+    REQUIRE(s.point_to_point == 0);
+    REQUIRE(s.collectives == 6);
+  } else if (s.distributed) {
+    REQUIRE(s.collectives == 6 + s.probes);
+    REQUIRE(s.rounds == s.probes * ceil_log2(p - 1) + ceil_log2(p - 2));
+    REQUIRE(s.point_to_point <= 2 * s.rounds);
+    REQUIRE(s.probes <= 70);
+  } else {
+    REQUIRE(path == Path::pipelined);
+    REQUIRE(s.probes > 0);
+  }
 }
 
 const Shape int_shapes[] = {Shape::uniform, Shape::skewed, Shape::zeros};
@@ -120,19 +146,26 @@ TEST_CASE("optimal blocking cut equals sequential NicolPlus on integer-valued ch
         const auto chain = make_chain(shape, n, seed);
         const auto s = make_split(split, n, p, seed);
         const auto seq = irr::partition::nicol_plus<double>(chain, static_cast<std::size_t>(p));
-        const auto got = run(world, chain, s);
-        require_valid(got.cut, chain, p, 0);
-        REQUIRE(got.cut.bottleneck == seq.bottleneck);
-        // The windows of these chains are small: they are gathered, and the separators are the
-        // sequential balanced ones.
-        REQUIRE(got.stats.windowed);
-        std::vector<std::uint64_t> seq_seps(seq.separators.begin(), seq.separators.end());
-        REQUIRE(got.cut.separators == seq_seps);
-        REQUIRE(got.cut.loads == seq.loads);
-        require_log_rounds(got.stats, p);
-        // The gathered windows stay well below the chain (a few positions per part around the
-        // ideal cut), and with the few huge loads of skewed chains they stay below it.
-        if (shape == Shape::uniform && n >= 1000) REQUIRE(got.stats.gathered <= 2 * static_cast<std::uint64_t>(p * p) + 8 * p);
+        const std::vector<std::uint64_t> seq_seps(seq.separators.begin(), seq.separators.end());
+        for (Path path : paths) {
+          CAPTURE(static_cast<int>(path));
+          const auto got = run(world, chain, s, irr::BlockingCut::optimal, path);
+          require_valid(got.cut, chain, p, 0);
+          REQUIRE(got.cut.bottleneck == seq.bottleneck);
+          require_log_rounds(got.stats, p, path);
+          // Gathered or distributed windows give the sequential balanced separators; the
+          // pipelined probes the greedy ones.
+          if (got.stats.windowed || got.stats.distributed) {
+            REQUIRE(got.cut.separators == seq_seps);
+            REQUIRE(got.cut.loads == seq.loads);
+          }
+          // The windows stay well below the chain (a few positions per part around the ideal
+          // cut): gathered, they total O(p^2); distributed, each rank holds two of O(p).
+          if (shape == Shape::uniform && n >= 1000) {
+            REQUIRE(got.stats.gathered <= 2 * static_cast<std::uint64_t>(p * p) + 8 * p);
+            REQUIRE(got.stats.window <= 8 * static_cast<std::uint64_t>(p) + 8);
+          }
+        }
       }
 }
 
@@ -147,33 +180,39 @@ TEST_CASE("optimal blocking cut on real-valued loads matches NicolPlus up to sum
       const auto chain = make_chain(Shape::real, n, seed);
       const auto s = make_split(split, n, p, seed);
       const auto seq = irr::partition::nicol_plus<double>(chain, static_cast<std::size_t>(p));
-      const auto got = run(world, chain, s);
-      require_valid(got.cut, chain, p, 1e-12);
-      require_log_rounds(got.stats, p);
-      // The distributed prefix sums add rank offsets to local running sums, so the part costs
-      // differ from a sequential summation by rounding only; on one rank they are the same sums.
-      if (p == 1) REQUIRE(got.cut.bottleneck == seq.bottleneck);
-      REQUIRE(std::abs(got.cut.bottleneck - seq.bottleneck) <= 1e-12 * (1 + seq.bottleneck));
+      for (Path path : paths) {
+        CAPTURE(static_cast<int>(path));
+        const auto got = run(world, chain, s, irr::BlockingCut::optimal, path);
+        require_valid(got.cut, chain, p, 1e-12);
+        require_log_rounds(got.stats, p, path);
+        // The distributed prefix sums add rank offsets to local running sums, so the part costs
+        // differ from a sequential summation by rounding only; on one rank they are the same sums.
+        if (p == 1) REQUIRE(got.cut.bottleneck == seq.bottleneck);
+        REQUIRE(std::abs(got.cut.bottleneck - seq.bottleneck) <= 1e-12 * (1 + seq.bottleneck));
+      }
     }
 }
 
-TEST_CASE("windows too large for rank 0: the pipelined fallback is still optimal", "[blocking_cut]") {
+TEST_CASE("distributed windows on skewed chains and more ranks than leaves", "[blocking_cut]") {
   mpi::communicator world;
   const int p = world.size();
   unsigned seed = 2000;
+  // Heavy leaves every few positions make UB large and the windows wide; runs of zeros put many
+  // positions at one prefix value.
   for (Shape shape : int_shapes)
-    for (std::size_t n : {std::size_t{2}, std::size_t{300}})
-      for (Split split : {Split::even, Split::random, Split::all_last}) {
+    for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{9}, std::size_t{300}, std::size_t{3000}})
+      for (Split split : {Split::even, Split::random, Split::all_last, Split::alternate_empty}) {
         ++seed;
         CAPTURE(static_cast<int>(shape), n, static_cast<int>(split), p, seed);
-        const auto chain = make_chain(shape, n, seed);
+        auto chain = make_chain(shape, n, seed);
+        if (n > 2) chain[n / 2] = 5e6;  // one leaf above the average part
         const auto s = make_split(split, n, p, seed);
         const auto seq = irr::partition::nicol_plus<double>(chain, static_cast<std::size_t>(p));
-        const auto got = run(world, chain, s, irr::BlockingCut::optimal, 1);
+        const auto got = run(world, chain, s, irr::BlockingCut::optimal, Path::distributed);
         require_valid(got.cut, chain, p, 0);
         REQUIRE(got.cut.bottleneck == seq.bottleneck);
-        // Gathering one position at most: only p <= 2 (or tiny chains) keep the windows.
-        if (!got.stats.windowed) REQUIRE(got.stats.probes > 0);
+        REQUIRE(got.cut.separators == std::vector<std::uint64_t>(seq.separators.begin(), seq.separators.end()));
+        require_log_rounds(got.stats, p, Path::distributed);
       }
 }
 
@@ -205,6 +244,6 @@ TEST_CASE("a bad load on one rank makes every rank throw", "[blocking_cut]") {
     chain[37] = bad;
     const auto s = make_split(Split::even, chain.size(), p, 1);
     for (auto method : {irr::BlockingCut::optimal, irr::BlockingCut::greedy})
-      REQUIRE_THROWS_AS(run(world, chain, s, method), irr::invalid_argument);
+      for (Path path : paths) REQUIRE_THROWS_AS(run(world, chain, s, method, path), irr::invalid_argument);
   }
 }

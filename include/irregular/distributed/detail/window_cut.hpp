@@ -1,0 +1,282 @@
+// The optimal cut of the distributed leaf chain over distributed separator windows (Pinar &
+// Aykanat's separator-index bounds and exact bisection, as cited in saule-bas-catalyurek §2.2):
+// rank j receives windows j-1 and j (one alltoallv), probes compose the greedy steps between
+// windows by pointer doubling (detail/position_scan.hpp) and one all_reduce per probe moves
+// the bounds. Shared by blocking_partition (parts of equal capacity) and capacity_cut.
+#pragma once
+
+#include <irregular/distributed/detail/cut_support.hpp>
+#include <irregular/distributed/detail/position_scan.hpp>
+#include <irregular/partition/balanced.hpp>
+
+#include <boost/mpi/collectives.hpp>
+#include <boost/mpi/communicator.hpp>
+#include <boost/mpi/exception.hpp>
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace irregular::detail_win {
+
+inline constexpr double inf = std::numeric_limits<double>::infinity();
+inline constexpr int scan_tag = 0x1c07;  // the probes' doubling messages on the caller's comm
+
+/// Consecutive chain positions [first, first + g.size()) with their global prefix sums.
+struct Window {
+  std::uint64_t first = 0;
+  std::vector<double> g;
+  [[nodiscard]] std::uint64_t last() const { return first + g.size() - 1; }
+  [[nodiscard]] double at(std::uint64_t x) const { return g[x - first]; }
+};
+
+/// Where separators 1..q-1 may lie: separator j's global prefix is in [lo[j], hi[j]] (both
+/// non-decreasing in j). This rank's chain positions are local x in [0, m): its leaves, plus
+/// the chain's end n on the last rank.
+struct WindowPlan {
+  std::vector<double> lo, hi;
+  std::vector<std::size_t> a, b;  // window j's local positions [a[j], b[j])
+  std::vector<std::uint64_t> counts;  // words sent to each rank (window j-1 and j to rank j)
+
+  WindowPlan(const detail::ChainPrefix& prefix, std::size_t m, int p, std::size_t q, std::vector<double> lo_,
+             std::vector<double> hi_)
+      : lo(std::move(lo_)), hi(std::move(hi_)), a(q, 0), b(q, 0), counts(static_cast<std::size_t>(p), 0) {
+    for (std::size_t j = 1; j < q; ++j) {
+      a[j] = prefix.lower_bound(0, m, lo[j]);
+      b[j] = std::max(a[j], prefix.upper_bound(0, m, hi[j]));
+      counts[j] = 2 * (j > 1 ? b[j - 1] - a[j - 1] + second(j) : b[j] - a[j]);
+    }
+  }
+  // Positions of window j not already sent as window j-1.
+  [[nodiscard]] std::size_t second(std::size_t j) const { return b[j] - std::min(b[j], std::max(a[j], b[j - 1])); }
+};
+
+/// This rank's windows after the exchange (rank j in [1, q): window j-1 and window j).
+struct Windows {
+  Window prev, cur;
+};
+
+/// One alltoallv: every rank sends (position, prefix) pairs of its window positions to the
+/// window holders. `recv` are the counts the alltoall of plan.counts returned.
+inline Windows exchange_windows(const boost::mpi::communicator& comm, const detail::ChainPrefix& prefix,
+                                std::uint64_t first_global, const WindowPlan& plan,
+                                const std::vector<std::uint64_t>& recv, const detail::CutCounter& counter) {
+  const auto p = static_cast<std::size_t>(comm.size()), me = static_cast<std::size_t>(comm.rank());
+  const std::size_t q = plan.a.size();
+  std::vector<std::uint64_t> out;
+  std::vector<int> sdispl(p, 0), rdispl(p, 0), scount(p, 0), rcount(p, 0);
+  auto put = [&](std::size_t from, std::size_t to) {
+    prefix.each(from, to, [&](std::size_t x, double g) {
+      out.push_back(first_global + x);
+      out.push_back(std::bit_cast<std::uint64_t>(g));
+    });
+  };
+  for (std::size_t j = 1; j < q; ++j) {
+    sdispl[j] = static_cast<int>(out.size());
+    if (j > 1) put(plan.a[j - 1], plan.b[j - 1]);
+    put(j > 1 ? plan.b[j] - plan.second(j) : plan.a[j], plan.b[j]);
+  }
+  std::size_t total = 0;
+  for (std::size_t r = 0; r < p; ++r) {
+    rdispl[r] = static_cast<int>(total);
+    rcount[r] = me == 0 ? 0 : static_cast<int>(recv[r]);  // rank 0's slot carries the gather size
+    scount[r] = r == 0 ? 0 : static_cast<int>(plan.counts[r]);
+    total += static_cast<std::size_t>(rcount[r]);
+  }
+  std::vector<std::uint64_t> in(total);
+  BOOST_MPI_CHECK_RESULT(MPI_Alltoallv, (out.data(), scount.data(), sdispl.data(), MPI_UINT64_T, in.data(),
+                                         rcount.data(), rdispl.data(), MPI_UINT64_T, MPI_Comm(comm)));
+  counter.collective(out.size() * sizeof(std::uint64_t), in.size() * sizeof(std::uint64_t));
+  Windows w;
+  if (me == 0 || me >= q) return w;
+  if (me == 1) w.prev.g.push_back(0.0);  // window 0 is the chain's start
+  for (std::size_t i = 0; i < in.size(); i += 2) {
+    const double g = std::bit_cast<double>(in[i + 1]);
+    for (Window* win : {me > 1 ? &w.prev : nullptr, &w.cur}) {
+      const std::size_t j = win == &w.cur ? me : me - 1;
+      if (!win || !(plan.lo[j] <= g && g <= plan.hi[j])) continue;
+      if (win->g.empty()) win->first = in[i];
+      win->g.push_back(g);
+    }
+  }
+  return w;
+}
+
+/// The exact search over distributed windows for the parts 0..q-1 (separator j on rank j).
+/// Cost(k, g0, g1) is part k's cost between prefixes g0 <= g1: non-decreasing in g1,
+/// non-increasing in g0 (the rounded difference, or that divided by part k's capacity).
+template <class Cost>
+class WindowSearch {
+ public:
+  struct Outcome {
+    bool feasible = false;
+    double value = 0;  // the realised bottleneck (feasible), else the least value that changes a part
+  };
+
+  WindowSearch(const boost::mpi::communicator& comm, Windows w, std::size_t q, double W, Cost cost,
+               const detail::CutCounter& counter)
+      : comm_(comm), w_(std::move(w)), q_(q), W_(W), cost_(cost), counter_(counter) {}
+
+  /// Greedy probe at B: separator j is the last window position whose part from s_{j-1} costs
+  /// <= B. One doubling scan and one all_reduce of three doubles. Collective over comm.
+  Outcome probe(double B) {
+    const auto j = static_cast<std::size_t>(comm_.rank());
+    const bool holder = j >= 1 && j < q_;
+    if (counter_.s) ++counter_.s->probes;
+    PositionMap h;
+    if (holder) {
+      for (std::size_t i = 0; i < w_.prev.g.size(); ++i) {
+        const double gx = w_.prev.g[i];
+        const auto it = std::partition_point(w_.cur.g.begin(), w_.cur.g.end(),
+                                             [&](double g) { return cost_(j - 1, gx, g) <= B; });
+        const std::uint64_t x = w_.prev.first + i;
+        h.push(x, it == w_.cur.g.begin() ? no_position : w_.cur.first + static_cast<std::uint64_t>(it - w_.cur.g.begin()) - 1,
+               x, true);
+      }
+    }
+    scan_maps(comm_, holder ? static_cast<int>(j) - 1 : -1, static_cast<int>(q_) - 1,
+              [](int t) { return t + 1; }, h, scan_tag, counter_);
+    double v[3] = {-inf, -inf, 0};  // realised part, -(least change), infeasible
+    if (holder) {
+      prev_ = h.prev.empty() ? no_position : h.prev[0];
+      sep_ = h.to.empty() ? no_position : h.to[0];
+      if (prev_ != no_position) {
+        const double gp = w_.prev.at(prev_);
+        if (sep_ == no_position) {  // left window j: infeasible below its first position's cost
+          if (!w_.cur.g.empty()) v[1] = -cost_(j - 1, gp, w_.cur.g.front());
+          v[2] = 1;
+        } else {
+          const double gs = w_.cur.at(sep_);
+          v[0] = cost_(j - 1, gp, gs);
+          // Beyond the window the extension exceeds every bottleneck left to test.
+          if (sep_ != w_.cur.last()) v[1] = -cost_(j - 1, gp, w_.cur.at(sep_ + 1));
+          if (j + 1 == q_) {
+            const double last = cost_(q_ - 1, gs, W_);
+            v[0] = std::max(v[0], last);
+            if (!(last <= B)) {
+              v[1] = std::max(v[1], -last);
+              v[2] = 1;
+            }
+          }
+        }
+      }
+    }
+    double all[3];
+    boost::mpi::all_reduce(comm_, v, 3, all, boost::mpi::maximum<double>());
+    counter_.collective(sizeof v, sizeof all);
+    return all[2] > 0 ? Outcome{false, -all[1]} : Outcome{true, all[0]};
+  }
+
+  /// The least bottleneck in [lb, ub] (lb a lower bound; ub feasible, realised when
+  /// ub_realised): exact bisection, where a feasible probe lowers ub to the bottleneck it
+  /// realised and an infeasible one lifts lb to the least value that changes a part; both are
+  /// part costs, so the search ends on the optimum. Leaves the greedy separators at the optimum
+  /// in separator()/previous(). Returns false when ub turned out infeasible (rounding only).
+  bool solve(double lb, double ub, bool ub_realised, std::size_t max_probes = 200) {
+    if (q_ < 2) {
+      best_ = cost_(0, 0.0, W_);
+      return true;
+    }
+    bool have = false;
+    if (!ub_realised) {
+      const Outcome o = probe(ub);
+      if (!o.feasible) return false;
+      ub = o.value;
+      have = true;
+    }
+    for (std::size_t it = 0; lb < ub && it < max_probes; ++it) {
+      double mid = lb + (ub - lb) / 2;
+      if (!(mid >= lb && mid < ub)) mid = lb;
+      const Outcome o = probe(mid);
+      if (o.feasible) {
+        ub = o.value;  // greedy separators at mid are those at the bottleneck they realise
+        have = true;
+        kept_prev_ = prev_;
+        kept_sep_ = sep_;
+      } else {
+        lb = std::max(lb, o.value);
+      }
+    }
+    if (!have) {
+      if (!probe(ub).feasible) return false;
+      kept_prev_ = prev_;
+      kept_sep_ = sep_;
+    }
+    best_ = ub;
+    prev_ = kept_prev_;
+    sep_ = kept_sep_;
+    return true;
+  }
+
+  [[nodiscard]] double bottleneck() const { return best_; }
+  /// On rank j in [1, q): the greedy separators s_{j-1} and s_j at the optimum.
+  [[nodiscard]] std::uint64_t previous() const { return prev_; }
+  [[nodiscard]] std::uint64_t separator() const { return sep_; }
+  [[nodiscard]] const Windows& windows() const { return w_; }
+
+ private:
+  const boost::mpi::communicator& comm_;
+  Windows w_;
+  std::size_t q_;
+  double W_;
+  Cost cost_;
+  detail::CutCounter counter_;
+  std::uint64_t prev_ = no_position, sep_ = no_position, kept_prev_ = no_position, kept_sep_ = no_position;
+  double best_ = 0;
+};
+
+
+/// Balanced separators among the optimal cuts of p equal parts, by partition::balance's rule
+/// (right to left, each s_k from s_{k+1} and the greedy R_k): rank p-1 places s_{p-1} from the
+/// chain's end n, rank j in [2, p) holds the step window j -> window j-1 (s_k stays in window
+/// k: it lies between the greedy separators from the right and from the left), and one
+/// doubling scan runs from rank p-1 down. Returns {s_{j-1}, s_{p-1}} on rank j (no_position
+/// where this rank places none). Collective over comm.
+template <class Cost>
+std::array<std::uint64_t, 2> balanced_pass(const boost::mpi::communicator& comm, const WindowSearch<Cost>& search,
+                                           std::uint64_t n, double W, const detail::CutCounter& counter) {
+  const auto p = static_cast<std::size_t>(comm.size()), j = static_cast<std::size_t>(comm.rank());
+  const double B = search.bottleneck();
+  const std::uint64_t m = n >= p ? 1 : 0;
+  const Windows& w = search.windows();
+  // s_k from s_{k+1} = next; positions left of window k read -infinity (below the target and
+  // too far from next), which balance_step allows.
+  auto step = [&](const Window& img, std::size_t k, std::uint64_t R, std::uint64_t next, double pnext) {
+    if (img.g.empty()) return no_position;
+    auto at = [&](std::size_t x) { return x < img.first ? -inf : x > img.last() ? inf : img.at(x); };
+    const std::uint64_t a = k * m, b = std::min(R, next - std::min(next, m));
+    std::uint64_t x = a;
+    if (a <= b && next >= m) {
+      const double target = W * static_cast<double>(k) / static_cast<double>(p);
+      x = partition::detail_bal::balance_step<double>(at, 0.0, B, target, a, b, std::clamp(img.first, a, b), pnext);
+    }
+    return std::clamp(x, img.first, img.last());
+  };
+  std::array<std::uint64_t, 2> out{no_position, no_position};
+  PositionMap h;
+  int t = -1;  // this rank's place in the scan from rank p-1 down to rank 2
+  if (p >= 2 && j == p - 1) {
+    out[1] = step(w.cur, p - 1, search.separator(), n, W);
+    if (j >= 2) {
+      h.push(0, out[1] == no_position ? no_position : step(w.prev, p - 2, search.previous(), out[1], w.cur.at(out[1])),
+             0, false);
+      t = 0;
+    }
+  } else if (j >= 2) {
+    for (std::size_t i = 0; i < w.cur.g.size(); ++i)
+      h.push(w.cur.first + i, step(w.prev, j - 1, search.previous(), w.cur.first + i, w.cur.g[i]), 0, false);
+    t = static_cast<int>(p - 1 - j);
+  }
+  scan_maps(comm, t, p >= 2 ? static_cast<int>(p) - 2 : 0, [p](int u) { return static_cast<int>(p) - 1 - u; }, h,
+            scan_tag, counter);
+  if (t >= 0 && !h.to.empty()) out[0] = h.to[0];
+  return out;
+}
+
+}  // namespace irregular::detail_win
