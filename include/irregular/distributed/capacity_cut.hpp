@@ -2,13 +2,15 @@
 // blocks proportional to the processors' capacities, in a given arrangement), optimal: the
 // bottleneck max_k load_k / c_k is the least any cut on leaf boundaries reaches. Separator
 // windows as in the homogeneous optimal cut (Pinar & Aykanat's bounds, here weighted by the
-// capacities) are gathered and solved alike on every rank; DirectCut with capacities is the
-// fallback when the windows grow too large.
+// capacities) stay distributed and are probed by pointer doubling (detail/window_cut.hpp);
+// DirectCut with capacities is the fallback when a window grows too large.
 #pragma once
 
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/error.hpp>
+#include <irregular/distributed/detail/cut_support.hpp>
 #include <irregular/distributed/detail/index_wire.hpp>
+#include <irregular/distributed/detail/window_cut.hpp>
 #include <irregular/distributed/local_leaves.hpp>
 #include <irregular/distributed/segment_map.hpp>
 #include <irregular/mpi/collective_error.hpp>
@@ -156,19 +158,20 @@ CapacityCut<C> direct_capacity_cut(const boost::mpi::communicator& comm, const S
 /// Every cut of bottleneck B <= UB = W / sum c + (largest leaf) / (least positive c) has the
 /// prefix at separator j (over the positive-capacity parts) in [W - UB · C_{>=j}, UB · C_{<j}]:
 /// the parts before it hold at most UB · C_{<j}, those after at most UB · C_{>=j}. DirectCut
-/// attains UB, so the optimum's separators lie in these windows; each rank contributes its
-/// window positions (leaf start and global prefix), every rank gathers them all and solves the
-/// window chain with partition::nicol_plus, the same on every rank. The windows hold about
-/// p · (largest leaf / least c) / (mean leaf / mean c) positions; beyond `max_gathered` the cut
-/// is DirectCut's (each separator within half a leaf of its share, one all_reduce).
+/// attains UB, so the optimum's separators lie in these windows. Rank j receives windows j-1
+/// and j (one alltoallv, about p · (largest leaf / least c) / (mean leaf / mean c) positions
+/// each), and the exact bisection of detail_win::WindowSearch finds the optimum with part costs
+/// load / c_k: per probe ceil(log2(q-1)) doubling rounds of one message and one all_reduce;
+/// the greedy separators at the optimum are returned. When some rank would receive more than
+/// `max_window` positions the cut is DirectCut's (each separator within half a leaf of its
+/// share, one all_reduce). Bytes per rank O(p + windows), never O(p^2).
 /// Throws irregular::collective_error on every rank when any work value is negative or not
-/// finite. Three collectives (four on the fallback). Collective over comm.
+/// finite. Collective over comm.
 template <SpaceFillingCurve C>
 CapacityCut<C> capacity_cut(const boost::mpi::communicator& comm, const SegmentMap<C>& current,
                             const LocalLeaves<C>& leaves, std::span<const double> work,
-                            std::span<const double> capacities, std::size_t max_gathered = std::size_t{1} << 20) {
+                            std::span<const double> capacities, std::size_t max_window = std::size_t{1} << 20) {
   using I = typename C::index_type;
-  constexpr std::size_t words = detail_cut::SplitterSlots<I>::words;
   const auto p = static_cast<std::size_t>(comm.size()), me = static_cast<std::size_t>(comm.rank());
   std::vector<double> prefix;
   std::optional<std::string> bad;
@@ -178,22 +181,28 @@ CapacityCut<C> capacity_cut(const boost::mpi::communicator& comm, const SegmentM
     bad = e.what();
     prefix.assign(1, 0.0);
   }
-  // Totals (NaN flags a bad rank, and every rank then agrees on the failure) and largest leaves.
+  // Totals (NaN flags a bad rank, and every rank then agrees on the failure), largest leaves and
+  // leaf counts (for global chain positions).
   const double big = work.empty() || bad ? 0.0 : *std::max_element(work.begin(), work.end());
-  const std::array<double, 2> mine{bad ? std::nan("") : prefix.back(), big};
-  std::vector<double> both(2 * p);
-  boost::mpi::all_gather(comm, mine.data(), 2, both.data());
+  const std::array<double, 3> mine{bad ? std::nan("") : prefix.back(), big, static_cast<double>(work.size())};
+  std::vector<double> both(3 * p);
+  boost::mpi::all_gather(comm, mine.data(), 3, both.data());
   bool any_bad = false;
   double largest = 0;
   for (std::size_t r = 0; r < p; ++r) {
-    any_bad = any_bad || std::isnan(both[2 * r]);
-    largest = std::max(largest, both[2 * r + 1]);
+    any_bad = any_bad || std::isnan(both[3 * r]);
+    largest = std::max(largest, both[3 * r + 1]);
   }
   if (any_bad) mpi::agree_on(comm, bad);
   // Every rank sums the same totals in the same order, so the slices [offset_r, offset_{r+1})
   // tile [0, W) exactly.
   std::vector<double> offset(p + 1, 0.0);
-  for (std::size_t r = 0; r < p; ++r) offset[r + 1] = offset[r] + both[2 * r];
+  std::uint64_t first = 0, n_global = 0;
+  for (std::size_t r = 0; r < p; ++r) {
+    offset[r + 1] = offset[r] + both[3 * r];
+    if (r == me) first = n_global;
+    n_global += static_cast<std::uint64_t>(both[3 * r + 2]);
+  }
   const double W = offset[p];
   std::vector<std::size_t> live;  // parts of positive capacity
   std::vector<double> c_live, c_before{0.0};
@@ -205,60 +214,62 @@ CapacityCut<C> capacity_cut(const boost::mpi::communicator& comm, const SegmentM
     }
   const std::size_t q = live.size();
   const double csum = c_before.back(), cmin = *std::min_element(c_live.begin(), c_live.end());
-  const double UB = (W / csum + largest / cmin) * (1 + 1e-12), slack = W * 1e-12;
-  // This rank's window positions: local leaves x (not the chain's first) whose global prefix
-  // lies in some window; each sent once as (prefix, start words).
-  std::vector<std::uint64_t> win;
-  const std::size_t n = leaves.size();
-  std::size_t covered = 0;
-  for (std::size_t j = 1; j < q && W > 0; ++j) {
-    const double lo = W - UB * (csum - c_before[j]) - slack - offset[me], hi = UB * c_before[j] + slack - offset[me];
-    const auto a = static_cast<std::size_t>(std::lower_bound(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(n), lo) - prefix.begin());
-    const auto b = static_cast<std::size_t>(std::upper_bound(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(n), hi) - prefix.begin());
-    for (std::size_t x = std::max(a, covered); x < b; ++x) {
-      if (leaves.starts_[x] == I{0}) continue;  // the chain's start is every rank's first position
-      const auto w = detail::IndexWire::from(leaves.starts_[x]);
-      win.push_back(std::bit_cast<std::uint64_t>(offset[me] + prefix[x]));
-      win.push_back(w.lo);
-      if constexpr (words > 1) win.push_back(w.hi);
-    }
-    covered = std::max(covered, b);
-  }
-  std::vector<int> sizes;
-  boost::mpi::all_gather(comm, static_cast<int>(win.size()), sizes);
-  std::size_t total = 0;
-  for (int z : sizes) total += static_cast<std::size_t>(z);
+  const double UB = (W / csum + largest / cmin) * (1 + 1e-12);
   CapacityCut<C> cut;
   cut.capacities.assign(capacities.begin(), capacities.end());
-  if (W == 0 || total / (words + 1) > max_gathered)
+  auto direct = [&] {
     return detail_cut::direct_capacity_cut<C>(comm, current, leaves, prefix, offset, capacities, std::move(cut));
-  std::vector<int> displs(p, 0);
-  for (std::size_t r = 1; r < p; ++r) displs[r] = displs[r - 1] + sizes[r - 1];
-  std::vector<std::uint64_t> all(total);
-  BOOST_MPI_CHECK_RESULT(MPI_Allgatherv, (win.data(), static_cast<int>(win.size()), MPI_UINT64_T, all.data(), sizes.data(),
-                                          displs.data(), MPI_UINT64_T, MPI_Comm(comm)));
-  // The window chain: the chain's start, the window positions in chain order, its end.
-  std::vector<I> starts{I{0}};
-  std::vector<double> at{0.0}, loads;
-  for (std::size_t i = 0; i < total; i += words + 1) {
-    detail::IndexWire w;
-    w.lo = all[i + 1];
-    if constexpr (words > 1) w.hi = all[i + 2];
-    starts.push_back(w.template as<I>());
-    at.push_back(std::bit_cast<double>(all[i]));
+  };
+  if (W == 0 || q < 2) return direct();
+  // The windows, widened by one rounding margin per part so that a greedy step from the top of
+  // window j-1 never passes the top of window j.
+  const double delta = 16 * std::numeric_limits<double>::epsilon() * W;
+  std::vector<double> lo(q, 0.0), hi(q, 0.0);
+  for (std::size_t j = 1; j < q; ++j) {
+    lo[j] = W - UB * (csum - c_before[j]) - static_cast<double>(q - j + 1) * delta;
+    hi[j] = UB * c_before[j] + static_cast<double>(j + 1) * delta;
   }
-  starts.push_back(SegmentMap<C>::domain_end());
-  at.push_back(W);
-  for (std::size_t i = 0; i + 1 < at.size(); ++i) loads.push_back(std::max(0.0, at[i + 1] - at[i]));
-  const auto best = partition::nicol_plus<double>(std::span<const double>(loads), std::span<const double>(c_live));
+  detail::ChainPrefix chain(work);
+  chain.set_offset(offset[me]);
+  const detail_win::WindowPlan plan(chain, work.size() + (me + 1 == p ? 1 : 0), comm.size(), q, std::move(lo), std::move(hi));
+  std::vector<std::uint64_t> recv(p);
+  BOOST_MPI_CHECK_RESULT(MPI_Alltoall, (plan.counts.data(), 1, MPI_UINT64_T, recv.data(), 1, MPI_UINT64_T, MPI_Comm(comm)));
+  std::uint64_t held = 0, over = 0;
+  for (auto c : recv) held += c / 2;
+  const std::uint64_t mine_over = held > max_window ? 1 : 0;
+  BOOST_MPI_CHECK_RESULT(MPI_Allreduce, (&mine_over, &over, 1, MPI_UINT64_T, MPI_MAX, MPI_Comm(comm)));
+  if (over != 0) return direct();
+  auto cost = [&c_live](std::size_t k, double g0, double g1) { return (g1 - g0) / c_live[k]; };
+  const detail::CutCounter none{nullptr};
+  detail_win::WindowSearch search(comm, detail_win::exchange_windows(comm, chain, first, plan, recv, none), q, W, cost,
+                                  none);
+  if (!search.solve(W / csum * (1.0 - 1e-12), UB, false)) return direct();
+  // Separator j's position and prefix from rank j; the rank holding that leaf names its start.
+  const std::uint64_t sep = search.separator();
+  const std::array<std::uint64_t, 2> rec{sep, me >= 1 && me < q && sep != detail_win::no_position
+                                                  ? std::bit_cast<std::uint64_t>(search.windows().cur.at(sep))
+                                                  : 0};
+  std::vector<std::uint64_t> all(2 * p);
+  boost::mpi::all_gather(comm, rec.data(), 2, all.data());
+  std::vector<std::uint64_t> pos(q + 1, n_global);
+  std::vector<double> at(q + 1, W);
+  pos[0] = 0;
+  at[0] = 0;
+  detail_cut::SplitterSlots<I> slots(q + 1);
+  for (std::size_t j = 1; j < q; ++j) {
+    pos[j] = all[2 * j];
+    at[j] = std::bit_cast<double>(all[2 * j + 1]);
+    if (pos[j] >= first && pos[j] < first + work.size()) slots.claim(j, leaves.starts_[pos[j] - first], at[j]);
+  }
+  slots.replicate(comm);
   // Parts of capacity 0 sit empty where the chain stands when their turn comes.
+  auto start = [&](std::size_t j) { return j == 0 ? I{0} : slots.claimed(j) ? slots.start(j) : SegmentMap<C>::domain_end(); };
   cut.splitters.assign(1, I{0});
   std::size_t j = 0;
   for (std::size_t k = 0; k < p; ++k) {
     const bool takes = j < q && live[j] == k;
-    const std::size_t from = takes ? best.separators[j] : (j < q ? best.separators[j] : best.separators[q]);
-    const std::size_t to = takes ? best.separators[j + 1] : from;
-    cut.splitters.push_back(k + 1 == p ? SegmentMap<C>::domain_end() : starts[to]);
+    const std::size_t from = std::min(j, q), to = takes ? j + 1 : from;
+    cut.splitters.push_back(k + 1 == p ? SegmentMap<C>::domain_end() : start(to));
     cut.loads.push_back(at[to] - at[from]);
     j += takes ? 1 : 0;
   }

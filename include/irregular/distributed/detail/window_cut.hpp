@@ -189,6 +189,8 @@ class WindowSearch {
       if (!o.feasible) return false;
       ub = o.value;
       have = true;
+      kept_prev_ = prev_;
+      kept_sep_ = sep_;
     }
     for (std::size_t it = 0; lb < ub && it < max_probes; ++it) {
       double mid = lb + (ub - lb) / 2;
