@@ -26,7 +26,8 @@
 // (print the header once: drop --no-header on the first run; with --csv the same for CSV.)
 // Oversubscribed ranks share cores: the times are only indicative; the counts are exact.
 // --greedy: SfcBlocking{.cut = BlockingCut::greedy} instead of the default optimal cut.
-// Usage: mpiexec -n P bench_scale [--quick] [--csv] [--no-header] [--greedy] [--n N] [--reps R]
+// --distributed: SfcBlocking{.max_gathered = 0}, the optimal cut's windows never meet on rank 0.
+// Usage: mpiexec -n P bench_scale [--quick] [--csv] [--no-header] [--greedy] [--distributed] [--n N] [--reps R]
 #include "detail/pmpi_counters.hpp"
 
 #include <irregular/irregular.hpp>
@@ -309,7 +310,7 @@ std::uint64_t bytes_of(const std::vector<std::uint64_t>& v) { return v[p2p_out] 
 struct Options {
   std::size_t n = 4000;
   int reps = 3;
-  bool quick = false, csv = false, header = true, greedy = false;
+  bool quick = false, csv = false, header = true, greedy = false, distributed = false;
 };
 
 }  // namespace
@@ -323,12 +324,13 @@ int main(int argc, char** argv) {
     if (a == "--quick") { o.quick = true; o.n = 300; o.reps = 1; }
     else if (a == "--csv") o.csv = true;
     else if (a == "--greedy") o.greedy = true;
+    else if (a == "--distributed") o.distributed = true;
     else if (a == "--no-header") o.header = false;
     else if (a == "--n" && i + 1 < argc) o.n = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--reps" && i + 1 < argc) o.reps = std::max(1, std::atoi(argv[++i]));
     else {
       if (world.rank() == 0)
-        std::fprintf(stderr, "usage: bench_scale [--quick] [--csv] [--no-header] [--greedy] [--n N] [--reps R]\n");
+        std::fprintf(stderr, "usage: bench_scale [--quick] [--csv] [--no-header] [--greedy] [--distributed] [--n N] [--reps R]\n");
       return 2;
     }
   }
@@ -336,7 +338,8 @@ int main(int argc, char** argv) {
   const int p = world.size();
   const int me = world.rank();
   const auto pts = make(o.n, me);
-  const Policy policy{.cut = o.greedy ? irr::BlockingCut::greedy : irr::BlockingCut::optimal};
+  const Policy policy{.cut = o.greedy ? irr::BlockingCut::greedy : irr::BlockingCut::optimal,
+                      .max_gathered = o.distributed ? 0 : irr::blocking_default_max_gathered};
 
   // reps × records; counts from the last repetition, times: median over repetitions.
   std::vector<std::vector<Record>> reps;
@@ -497,9 +500,10 @@ int main(int argc, char** argv) {
     if (o.header) {
       std::printf("Messages, bytes and collective calls per rank and phase (PMPI counters; max and mean over ranks).\n"
                   "%zu points per rank (weak scaling), Hilbert 2D, refine::max_elements(%zu), load::ElementCount, "
-                  "SfcBlocking{.cut = %s}; move squeezes x into [0.1, 0.3]; rebalance threshold %.2f. bytes/rank = p2p sent + "
+                  "SfcBlocking{.cut = %s%s}; move squeezes x into [0.1, 0.3]; rebalance threshold %.2f. bytes/rank = p2p sent + "
                   "received + collective send and receive buffers. Times: median of %d, max over ranks.\n\n",
-                  o.n, leaf_capacity, o.greedy ? "greedy" : "optimal", threshold, o.reps);
+                  o.n, leaf_capacity, o.greedy ? "greedy" : "optimal", o.distributed ? ", .max_gathered = 0" : "", threshold,
+                  o.reps);
       std::printf("| p | op | phase | msgs sent max | msgs sent mean | p2p bytes sent max | coll calls max | "
                   "coll bytes in max | coll bytes in mean | bytes/rank max | bytes/rank mean | time max ms | "
                   "calls by function (max over ranks) |\n");

@@ -66,10 +66,11 @@ namespace detail {
 /// rank makes partition::detail_bal::balance_or_greedy's choice alike. nullopt only when
 /// rounding made the DirectCut bound infeasible (the caller then takes the pipelined probes).
 /// Collective over comm.
-inline std::optional<ChainCut> distributed_window_cut(const boost::mpi::communicator& comm, const ChainPrefix& prefix,
-                                                      std::uint64_t first_global, std::uint64_t n_global, double W,
-                                                      double wmax, double ub, const detail_win::WindowPlan& plan,
-                                                      const std::vector<std::uint64_t>& recv, const CutCounter& count) {
+template <class Bounds>
+std::optional<ChainCut> distributed_window_cut(const boost::mpi::communicator& comm, const ChainPrefix& prefix,
+                                               std::uint64_t first_global, std::uint64_t n_global, double W,
+                                               double wmax, double ub, Bounds bounds, const detail_win::WindowPlan& plan,
+                                               const std::vector<std::uint64_t>& recv, const CutCounter& count) {
   const auto up = static_cast<std::size_t>(comm.size());
   detail_win::Windows w = detail_win::exchange_windows(comm, prefix, first_global, plan, recv, count);
   if (count.s) {
@@ -77,7 +78,7 @@ inline std::optional<ChainCut> distributed_window_cut(const boost::mpi::communic
     count.s->window = w.prev.g.size() + w.cur.g.size();
   }
   auto cost = [](std::size_t, double g0, double g1) { return g1 - g0; };
-  detail_win::WindowSearch search(comm, std::move(w), up, W, cost, count);
+  detail_win::WindowSearch search(comm, std::move(w), up, W, cost, bounds, count);
   const double lb = std::max(0.0, std::max(W / static_cast<double>(up), wmax) - 16 * std::numeric_limits<double>::epsilon() * W);
   if (!search.solve(std::min(lb, ub), ub, true)) return std::nullopt;
   const auto bal = detail_win::balanced_pass(comm, search, n_global, W, count);
@@ -266,10 +267,15 @@ inline ChainCut blocking_partition(const boost::mpi::communicator& comm,
     }
     // The distributed windows, widened by one delta per part so that a greedy step from the
     // top of window j-1 never passes the top of window j.
+    auto bounds = [W, delta, up](std::size_t j, double b) {
+      return std::array<double, 2>{W - static_cast<double>(up - j) * b - static_cast<double>(up - j + 1) * delta,
+                                   static_cast<double>(j) * b + static_cast<double>(j + 1) * delta};
+    };
     std::vector<double> wlo(up, 0.0), whi(up, 0.0);
     for (std::size_t j = 1; j < up; ++j) {
-      wlo[j] = W - static_cast<double>(up - j) * ub - static_cast<double>(up - j + 1) * delta;
-      whi[j] = static_cast<double>(j) * ub + static_cast<double>(j + 1) * delta;
+      const auto r = bounds(j, ub);
+      wlo[j] = r[0];
+      whi[j] = r[1];
     }
     detail_win::WindowPlan plan(prefix, n + (rank == p - 1 ? 1 : 0), p, up, std::move(wlo), std::move(whi));
     plan.counts[0] = 2 * gather_count;  // rank 0 holds no window: its slot carries the gather size
@@ -349,7 +355,7 @@ inline ChainCut blocking_partition(const boost::mpi::communicator& comm,
       return cut;
     }
     if (decided[1] == 0) {
-      if (auto done = detail::distributed_window_cut(comm, prefix, first_global, n_global, W, wmax, ub, plan, recv,
+      if (auto done = detail::distributed_window_cut(comm, prefix, first_global, n_global, W, wmax, ub, bounds, plan, recv,
                                                      count))
         return *done;
     }

@@ -224,10 +224,15 @@ CapacityCut<C> capacity_cut(const boost::mpi::communicator& comm, const SegmentM
   // The windows, widened by one rounding margin per part so that a greedy step from the top of
   // window j-1 never passes the top of window j.
   const double delta = 16 * std::numeric_limits<double>::epsilon() * W;
+  auto bounds = [&c_before, W, csum, delta, q](std::size_t j, double b) {
+    return std::array<double, 2>{W - b * (csum - c_before[j]) - static_cast<double>(q - j + 1) * delta,
+                                 b * c_before[j] + static_cast<double>(j + 1) * delta};
+  };
   std::vector<double> lo(q, 0.0), hi(q, 0.0);
   for (std::size_t j = 1; j < q; ++j) {
-    lo[j] = W - UB * (csum - c_before[j]) - static_cast<double>(q - j + 1) * delta;
-    hi[j] = UB * c_before[j] + static_cast<double>(j + 1) * delta;
+    const auto r = bounds(j, UB);
+    lo[j] = r[0];
+    hi[j] = r[1];
   }
   detail::ChainPrefix chain(work);
   chain.set_offset(offset[me]);
@@ -242,7 +247,7 @@ CapacityCut<C> capacity_cut(const boost::mpi::communicator& comm, const SegmentM
   auto cost = [&c_live](std::size_t k, double g0, double g1) { return (g1 - g0) / c_live[k]; };
   const detail::CutCounter none{nullptr};
   detail_win::WindowSearch search(comm, detail_win::exchange_windows(comm, chain, first, plan, recv, none), q, W, cost,
-                                  none);
+                                  bounds, none);
   if (!search.solve(W / csum * (1.0 - 1e-12), UB, false)) return direct();
   // Separator j's position and prefix from rank j; the rank holding that leaf names its start.
   const std::uint64_t sep = search.separator();

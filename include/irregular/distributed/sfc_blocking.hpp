@@ -24,10 +24,14 @@
 
 namespace irregular::partitioner {
 
-/// Segments of the SFC visit. `cut`: optimal (bottleneck equal to sequential NicolPlus on the
-/// gathered chain) or greedy (one pass of prefix thresholds).
+/// Segments of the SFC visit. `cut`: optimal (bottleneck and balanced separators equal to
+/// sequential NicolPlus on the gathered chain) or greedy (one pass of prefix thresholds).
+/// `max_gathered`: the optimal cut's separator windows meet on rank 0 while they hold fewer
+/// positions than this (a constant), else they stay distributed (0: always distributed); see
+/// blocking_partition.
 struct SfcBlocking {
   BlockingCut cut = BlockingCut::optimal;
+  std::uint64_t max_gathered = blocking_default_max_gathered;
 
   template <SpaceFillingCurve C>
   using map_type = SegmentMap<C>;
@@ -43,7 +47,7 @@ struct SfcBlocking {
   SegmentMap<C> partition(const boost::mpi::communicator& comm, const LeafChain<C>& chain,
                           const SegmentMap<C>* /*current*/) const {
     using I = typename C::index_type;
-    const auto cuts = blocking_partition(comm, chain.loads, cut);
+    const auto cuts = blocking_partition(comm, chain.loads, cut, nullptr, max_gathered);
     // Separators are global leaf positions; the one rank holding leaf s names its start. Every
     // slot is written by at most one rank, so a bitwise-or all_reduce of fixed size (O(p) words,
     // no serialization) replicates them.

@@ -23,9 +23,12 @@ struct ProbeCarry {
   double part_start = 0;    // global prefix value where the current part began
   std::uint64_t parts = 1;  // parts opened so far (the current one included)
   double attained = 0;      // largest closed part load
-  double extension = std::numeric_limits<double>::infinity();  // least load that would have let a part grow
+  double extension =
+      std::numeric_limits<double>::infinity();  // least load that would have let a part grow
   template <class Archive>
-  void serialize(Archive& ar, unsigned) { ar & part_start & parts & attained & extension; }
+  void serialize(Archive& ar, unsigned) {
+    ar& part_start& parts& attained& extension;
+  }
 };
 
 /// Greedy probe over this rank's slice of the prefix sums: every part takes the longest run of
@@ -40,9 +43,10 @@ inline void probe_slice(std::span<const double> prefix, double B, std::uint64_t 
   while (j < n) {
     // Largest s in [j, n] with prefix[s] - part_start <= B; prefix is non-decreasing.
     const double limit = c.part_start + B;
-    const auto it = std::upper_bound(prefix.begin() + static_cast<std::ptrdiff_t>(j) + 1, prefix.end(), limit);
+    const auto it =
+        std::upper_bound(prefix.begin() + static_cast<std::ptrdiff_t>(j) + 1, prefix.end(), limit);
     const auto s = static_cast<std::size_t>(it - prefix.begin()) - 1;
-    if (s == n) break;  // the part runs past this rank's slice
+    if (s == n) break;                          // the part runs past this rank's slice
     if (s == j && prefix[j] == c.part_start) {  // hnode j alone exceeds B (only by rounding)
       c.extension = std::min(c.extension, prefix[j + 1] - c.part_start);
       c.parts = infeasible;
@@ -63,8 +67,9 @@ inline void probe_slice(std::span<const double> prefix, double B, std::uint64_t 
 /// search over pipelined probes (Nicol's characterisation: an infeasible B lifts the lower bound
 /// to the least part extension, a feasible one lowers the upper bound to the load it attained;
 /// both are interval sums, so it ends exactly). lo and hi bound the optimum. Collective over comm.
-inline std::vector<std::uint64_t> pipelined_cut(const boost::mpi::communicator& comm, const ChainPrefix& prefix,
-                                                double W, double lo, double hi, std::uint64_t first_global,
+inline std::vector<std::uint64_t> pipelined_cut(const boost::mpi::communicator& comm,
+                                                const ChainPrefix& prefix, double W, double lo,
+                                                double hi, std::uint64_t first_global,
                                                 const CutCounter& count) {
   const int p = comm.size(), rank = comm.rank();
   std::vector<std::uint64_t> my_cuts;
@@ -75,9 +80,16 @@ inline std::vector<std::uint64_t> pipelined_cut(const boost::mpi::communicator& 
       ++count.s->probes;
       count.s->rounds += static_cast<std::size_t>(p - 1);
     }
-    if (rank > 0) { comm.recv(rank - 1, 0, c); count.hop(sizeof c, false); }
-    if (c.parts <= static_cast<std::uint64_t>(p)) probe_slice(all_prefix, B, static_cast<std::uint64_t>(p), c, cuts, first_global);
-    if (rank + 1 < p) { comm.send(rank + 1, 0, c); count.hop(sizeof c, true); }
+    if (rank > 0) {
+      comm.recv(rank - 1, 0, c);
+      count.hop(sizeof c, false);
+    }
+    if (c.parts <= static_cast<std::uint64_t>(p))
+      probe_slice(all_prefix, B, static_cast<std::uint64_t>(p), c, cuts, first_global);
+    if (rank + 1 < p) {
+      comm.send(rank + 1, 0, c);
+      count.hop(sizeof c, true);
+    }
     // The last rank closes the final part and tells everyone.
     if (rank == p - 1) c.attained = std::max(c.attained, W - c.part_start);
     boost::mpi::broadcast(comm, c, p - 1);

@@ -78,8 +78,8 @@ struct PositionMap {
 /// of the ceil(log2 count) rounds sends one map to rank t + d and receives one from t - d.
 /// Messages carry `tag` on comm, which the caller keeps to this exchange.
 template <class RankOf>
-void scan_maps(const boost::mpi::communicator& comm, int t, int count, RankOf rank_of, PositionMap& mine,
-               int tag, const detail::CutCounter& counter) {
+void scan_maps(const boost::mpi::communicator& comm, int t, int count, RankOf rank_of,
+               PositionMap& mine, int tag, const detail::CutCounter& counter) {
   for (int d = 1; d < count; d *= 2) {
     counter.round();
     if (t < 0) continue;
@@ -87,8 +87,8 @@ void scan_maps(const boost::mpi::communicator& comm, int t, int count, RankOf ra
     std::vector<std::uint64_t> out;
     if (t + d < count) {
       out = mine.wire();
-      BOOST_MPI_CHECK_RESULT(MPI_Isend, (out.data(), static_cast<int>(out.size()), MPI_UINT64_T, rank_of(t + d), tag,
-                                         MPI_Comm(comm), &req));
+      BOOST_MPI_CHECK_RESULT(MPI_Isend, (out.data(), static_cast<int>(out.size()), MPI_UINT64_T,
+                                         rank_of(t + d), tag, MPI_Comm(comm), &req));
       counter.hop(out.size() * sizeof(std::uint64_t), true);
     }
     if (t >= d) {
@@ -97,8 +97,8 @@ void scan_maps(const boost::mpi::communicator& comm, int t, int count, RankOf ra
       int len = 0;
       BOOST_MPI_CHECK_RESULT(MPI_Get_count, (&st, MPI_UINT64_T, &len));
       std::vector<std::uint64_t> in(static_cast<std::size_t>(len));
-      BOOST_MPI_CHECK_RESULT(MPI_Recv, (in.data(), len, MPI_UINT64_T, rank_of(t - d), tag, MPI_Comm(comm),
-                                        MPI_STATUS_IGNORE));
+      BOOST_MPI_CHECK_RESULT(MPI_Recv, (in.data(), len, MPI_UINT64_T, rank_of(t - d), tag,
+                                        MPI_Comm(comm), MPI_STATUS_IGNORE));
       counter.hop(in.size() * sizeof(std::uint64_t), false);
       mine = PositionMap::compose(mine, PositionMap::from_wire(in));
     }
