@@ -178,8 +178,9 @@ LocalLeaves<C> construct_leaves(const boost::mpi::communicator& comm,
   const IndexInterval<I> own{bounds[static_cast<std::size_t>(comm.rank())],
                              bounds[static_cast<std::size_t>(comm.rank()) + 1]};
   LocalLeaves<C> out;
+  SortedKeyCounter<I> local_count(sorted_keys);
   auto count = [&](const Cell<C::dim>& cell, IndexInterval<I> iv) -> std::uint64_t {
-    if (own.contains(iv)) return detail::count_in<I>(sorted_keys, iv);
+    if (own.contains(iv)) return local_count(iv);
     const auto* g = shared.find(cell.level, iv.start);
     IRREGULAR_ASSERT(g != nullptr);
     return *g;
@@ -228,10 +229,11 @@ LocalLeaves<typename M::curve_type> construct_leaves(const boost::mpi::communica
     if (root_shared) enumerate(enumerate, 0, I{0});
     const detail::SharedCounts<C> shared(comm, std::move(found), sorted_keys);
     LocalLeaves<C> out;
+    SortedKeyCounter<I> local_count(sorted_keys);
     const auto global_count = [&](int level, I start) { return shared.find(level, start); };
     const auto count = [&](const Cell<C::dim>& cell, IndexInterval<I> iv) -> std::uint64_t {
       if (const auto* g = global_count(cell.level, iv.start)) return *g;
-      return detail::count_in<I>(sorted_keys, iv);
+      return local_count(iv);
     };
     const auto emit = [&](const Cell<C::dim>& cell, I start) {
       if (out.size() == max_leaves) detail::leaf_budget_exceeded(max_leaves);

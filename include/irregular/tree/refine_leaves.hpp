@@ -80,15 +80,48 @@ void refine_leaves(IndexInterval<typename C::index_type> range, Count&& count,
                                typename C::index_type{0});
 }
 
-/// A count callable over sorted finest keys (two binary searches per cell): the serial
-/// counterpart of the global counts the distributed build computes.
+/// Counts the sorted finest keys in intervals. refine_leaves asks in curve order, depth first, so
+/// the interval starts never decrease: each search gallops forward from the previous start's
+/// position, a query costs O(log count) and stays in cache instead of two binary searches over
+/// the whole array. Queries in any other order are answered too (by a full search).
+template <class Index>
+class SortedKeyCounter {
+ public:
+  explicit SortedKeyCounter(std::span<const Index> sorted_keys) : keys_(sorted_keys) {}
+
+  std::size_t operator()(IndexInterval<Index> iv) {
+    pos_ = iv.start < last_ ? lower(0, keys_.size(), iv.start) : gallop(pos_, iv.start);
+    last_ = iv.start;
+    return gallop(pos_, iv.end) - pos_;
+  }
+
+ private:
+  [[nodiscard]] std::size_t lower(std::size_t lo, std::size_t hi, Index x) const {
+    return static_cast<std::size_t>(std::lower_bound(keys_.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                     keys_.begin() + static_cast<std::ptrdiff_t>(hi), x) -
+                                    keys_.begin());
+  }
+  // The first position >= from whose key is >= x, when every key before `from` is below x.
+  [[nodiscard]] std::size_t gallop(std::size_t from, Index x) const {
+    std::size_t lo = from, hi = from, step = 1;
+    while (hi < keys_.size() && keys_[hi] < x) {
+      lo = hi + 1;
+      hi += step;
+      step *= 2;
+    }
+    return lower(lo, std::min(hi, keys_.size()), x);
+  }
+
+  std::span<const Index> keys_;
+  std::size_t pos_ = 0;  // first position whose key is >= last_
+  Index last_{0};
+};
+
+/// A count callable over sorted finest keys: the serial counterpart of the global counts the
+/// distributed build computes.
 template <class Index>
 [[nodiscard]] auto count_sorted_keys(std::span<const Index> sorted_keys) {
-  return [sorted_keys](IndexInterval<Index> iv) -> std::size_t {
-    const auto lo = std::lower_bound(sorted_keys.begin(), sorted_keys.end(), iv.start);
-    const auto hi = std::lower_bound(lo, sorted_keys.end(), iv.end);
-    return static_cast<std::size_t>(hi - lo);
-  };
+  return SortedKeyCounter<Index>(sorted_keys);
 }
 
 }  // namespace irregular

@@ -11,7 +11,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <memory>
+#include <random>
 #include <span>
 #include <vector>
 
@@ -171,6 +173,30 @@ TEMPLATE_TEST_CASE("max_level clamps refinement", "[tree][htree]", TREE_CURVES) 
   CHECK_THROWS_AS(irr::HTree<C>::build(bad, irr::refine::max_elements(1)), irr::invalid_argument);
   std::vector<I> far{irr::detail::index_end<C>()};
   CHECK_THROWS_AS(irr::HTree<C>::build(far, irr::refine::max_elements(1)), irr::invalid_argument);
+}
+
+TEST_CASE("SortedKeyCounter equals a brute-force count, in curve order and in any order",
+          "[tree][refine_leaves]") {
+  std::mt19937_64 rng(5);
+  for (int rep = 0; rep < 50; ++rep) {
+    // Runs of equal keys, gaps and an empty array all occur.
+    std::vector<std::uint64_t> keys(rng() % 300);
+    for (auto& k : keys) k = rng() % (rep % 2 ? 64 : 4096);
+    std::sort(keys.begin(), keys.end());
+    irr::SortedKeyCounter<std::uint64_t> count{std::span<const std::uint64_t>(keys)};
+    auto brute = [&](std::uint64_t a, std::uint64_t b) {
+      return static_cast<std::size_t>(std::count_if(keys.begin(), keys.end(), [&](auto k) { return a <= k && k < b; }));
+    };
+    std::uint64_t start = 0;
+    for (int q = 0; q < 200; ++q) {
+      // Mostly non-decreasing starts (as refine_leaves asks), sometimes a jump back.
+      if (q % 17 == 16) start = rng() % 4200;
+      else start += rng() % 40;
+      const std::uint64_t end = start + rng() % (q % 3 ? 16 : 5000);
+      CAPTURE(rep, q, start, end);
+      REQUIRE(count(irr::IndexInterval<std::uint64_t>{start, end}) == brute(start, end));
+    }
+  }
 }
 
 TEMPLATE_TEST_CASE("refine_leaves over a sub-range emits exactly the full build's leaves",
