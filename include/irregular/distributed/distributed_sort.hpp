@@ -16,13 +16,15 @@
 //    counts (splitters sharing an interval share candidates), plus one all_reduce for N:
 //    O(p) values per rank and round, no rank does more than another.
 // 3. Exchange of the contiguous runs, then a stable merge of the sorted runs that arrive in
-//    rank order (two runs merged directly; more by pairwise merges of (key, position) pairs,
-//    then every element moves once into place).
+//    rank order. Raw elements travel with their keys and merge in place in the old arrays
+//    (detail/sorted_runs_exchange.hpp); others are keyed again on arrival, two runs merged
+//    directly, more by pairwise merges of (key, position) pairs, then every element moves once.
 #pragma once
 
 #include <irregular/core/detail/headroom.hpp>
 #include <irregular/core/index.hpp>
 #include <irregular/distributed/detail/index_wire.hpp>
+#include <irregular/distributed/detail/sorted_runs_exchange.hpp>
 #include <irregular/mpi/counters.hpp>
 #include <irregular/mpi/sparse_exchange.hpp>
 #include <irregular/tree/detail/radix_sort.hpp>
@@ -411,6 +413,10 @@ std::vector<Index> sample_sort(const boost::mpi::communicator& comm, std::vector
   for (std::size_t r = 1; r < up; ++r)
     offsets[r] = static_cast<std::size_t>(std::lower_bound(keys.begin(), keys.end(), bounds[r]) - keys.begin());
   offsets[up] = keys.size();
+  if constexpr (detail::sorted_runs_direct<E, Index>) {
+    detail::exchange_sorted_runs(comm, elements, keys, std::span<const std::size_t>(offsets), tag, stats);
+    return bounds;
+  }
   auto got = mpi::sparse_exchange(comm, std::span<const E>(elements), std::span<const std::size_t>(offsets),
                                   tag, stats);
   // This rank's own run keeps its keys; the others' are recomputed.

@@ -6,6 +6,7 @@
 
 #include <irregular/core/assert.hpp>
 #include <irregular/core/concepts.hpp>
+#include <irregular/core/detail/uninitialized_allocator.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/curve/interval.hpp>
 #include <irregular/distributed/distributed_sort.hpp>
@@ -87,32 +88,6 @@ void open_around(std::vector<T>& v, std::size_t a, std::size_t b, std::size_t k,
   }
   v.resize(n);
 }
-
-/// An allocator that leaves new elements of trivial types uninitialized: receive buffers are
-/// overwritten at once, so zeroing them first would be a wasted pass.
-template <class T>
-struct UninitializedAllocator : std::allocator<T> {
-  using value_type = T;
-  template <class U>
-  struct rebind {
-    using other = UninitializedAllocator<U>;
-  };
-  UninitializedAllocator() noexcept = default;
-  template <class U>
-  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
-  template <class U>
-  void construct(U* at) noexcept(std::is_nothrow_default_constructible_v<U>) {
-    ::new (static_cast<void*>(at)) U;
-  }
-  template <class U, class... Args>
-  void construct(U* at, Args&&... args) {
-    ::new (static_cast<void*>(at)) U(std::forward<Args>(args)...);
-  }
-  template <class U>
-  friend bool operator==(const UninitializedAllocator&, const UninitializedAllocator<U>&) noexcept {
-    return true;
-  }
-};
 
 /// One received shift message, parsed in place: where each array's run starts in the buffer.
 struct Arrival {
@@ -255,7 +230,7 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
       sends.push_back({firsts[k].first, std::span<const detail::ByteRegion>(regions).subspan(a, b - a)});
     }
     struct Sink {
-      std::vector<std::pair<int, std::vector<char, detail_shift::UninitializedAllocator<char>>>> got;
+      std::vector<std::pair<int, std::vector<char, detail::UninitializedAllocator<char>>>> got;
       char* reserve(int source, std::size_t offset, std::size_t bytes) {
         if (offset == 0) got.push_back({source, {}});
         auto& buf = got.back().second;
