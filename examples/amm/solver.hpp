@@ -58,6 +58,7 @@ class Solver {
       : opt_(std::move(opt)), grid_(make_grid(world, opt_)), comm_(grid_.comm(), boost::mpi::comm_duplicate) {
     for (const auto& s : opt_.strategies) strategies_.emplace_back(s);
     traffic_.assign(strategies_.size(), Traffic{});
+    told_.resize(strategies_.size());
     rebuild();
   }
 
@@ -67,7 +68,6 @@ class Solver {
   /// One V-cycle: restriction, coarse solve, prolongation and smoothing up the levels, the
   /// correction added to the leaves, the norm. Collective.
   CycleReport vcycle() {
-    for (auto& t : traffic_) t = Traffic{};
     restrict_values();
     residuals();
     coarse_solve();
@@ -80,7 +80,8 @@ class Solver {
     rep.remapped = grid_.rebalance({.threshold = opt_.threshold});
     if (rep.remapped) rebuild();
     rep.imbalance = grid_.load_report().imbalance;
-    rep.traffic = traffic_totals();
+    rep.traffic = traffic_totals();  // with the refinement's collections before this cycle
+    for (auto& t : traffic_) t = Traffic{};
     return rep;
   }
 
@@ -429,13 +430,17 @@ class Solver {
 
   // ---- collections --------------------------------------------------------------------------
 
+  // Only the entries of level l read (the paper's I(op, l)); one extension cache per strategy
+  // serves every level and both stencils.
   template <class S>
   void collect_with(Level& lv, std::vector<Store>& stores) {
-    const Store::Tree<Grid::map_type> tree{comm_, lv.tree, grid_.ownership(), irr::Periodicity<2>{}, generation_,
-                                           1000 + 20 * lv.l + (&stores == &lv.wide ? 10 : 0), "amm"};
     const irr::LeafPayload<NodeVal> payload{lv.val, lv.offsets};
+    irr::GhostOptions opt;
+    opt.readers = irr::LevelRange::only(lv.l);
     for (std::size_t s = 0; s < stores.size(); ++s) {
-      const auto& st = stores[s].template collect<S>(tree, irr::GhostOptions{}, strategies_[s], payload);
+      const Store::Tree<Grid::map_type> tree{comm_, lv.tree, grid_.ownership(), irr::Periodicity<2>{}, generation_,
+                                             1000 + 20 * lv.l + (&stores == &lv.wide ? 10 : 0), "amm", &told_[s]};
+      const auto& st = stores[s].template collect<S>(tree, opt, strategies_[s], payload);
       traffic_[s] += st.extension;
       traffic_[s] += st.prevention;
       traffic_[s] += st.request;
@@ -448,6 +453,12 @@ class Solver {
     else collect_with<irr::stencil::Moore<2, 2>>(lv, lv.wide);
   }
   void collect_all_wide() {
+    // Informed fault prevention's readers of every level, told once per tree generation.
+    std::vector<irr::ExtensionTree<Curve>> trees;
+    for (int l = top_; l >= opt_.hold; --l) trees.push_back({level(l).tree, irr::LevelRange::only(l)});
+    for (std::size_t s = 0; s < strategies_.size(); ++s)
+      traffic_[s] += strategies_[s].extend<irr::stencil::Moore<2, 2>>(
+          comm_, std::span<const irr::ExtensionTree<Curve>>(trees), grid_.ownership(), {}, generation_, told_[s], 990).extension;
     for (int l = top_; l >= opt_.hold; --l) collect(level(l), &Level::wide);
   }
   void exchange(Level& lv, std::vector<Store> Level::*which) {
@@ -478,6 +489,7 @@ class Solver {
   std::vector<irr::ghost::ByName> strategies_;
   std::vector<Level> levels_;
   std::vector<Traffic> traffic_;
+  std::vector<irr::ExtensionCache<Curve>> told_;  ///< informed fault prevention's, per strategy
   std::uint64_t generation_ = 0;
   int top_ = 0;
   double scale_ = 1;

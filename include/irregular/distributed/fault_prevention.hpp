@@ -16,14 +16,15 @@ namespace irregular::ghost {
 
 namespace detail_fp {
 
-/// Every offset v != 0 with each v_d between 0 and o_d for some inverse offset o: where readers
-/// finer than a leaf may sit, in units of the leaf's own size (a finer reader's stencil reaches a
-/// fraction of the coarse offset).
+/// Every offset v != 0 with each v_d between 0 and o_d / arity (rounded away from 0) for some
+/// inverse offset o: where readers finer than a leaf may sit, in units of the leaf's own size. A
+/// reader one level finer reaches o of its own cells, o / arity of the leaf's, deeper ones less.
 template <Stencil S>
-std::vector<std::array<int, static_cast<std::size_t>(S::dim)>> hull_offsets() {
+std::vector<std::array<int, static_cast<std::size_t>(S::dim)>> hull_offsets(int arity) {
   constexpr auto D = static_cast<std::size_t>(S::dim);
   std::vector<std::array<int, D>> out;
-  for (const auto& o : S::inverse_offsets) {
+  for (auto o : S::inverse_offsets) {
+    for (auto& x : o) x = x > 0 ? (x + arity - 1) / arity : -((-x + arity - 1) / arity);
     std::array<int, D> v{};
     for (std::size_t d = 0; d < D; ++d) v[d] = std::min(0, o[d]);
     while (true) {
@@ -63,6 +64,7 @@ void for_each_shift(const Cell<C::dim>& c, const Offsets& offsets, Periodicity<C
 
 struct FaultPrevention {
   [[nodiscard]] static constexpr const char* name() noexcept { return "fault prevention"; }
+  static constexpr bool ships_values = true;  ///< takes CollectionInput::payload
 
   /// Collective over in.comm.
   template <Stencil S, SpaceFillingCurve C, OwnershipMap M>
@@ -71,7 +73,8 @@ struct FaultPrevention {
     const int me = in.comm.rank(), p = in.comm.size();
     const auto& leaves = in.leaves;
     const auto& map = in.map;
-    static const auto hull = detail_fp::hull_offsets<S>();
+    static const auto hull = detail_fp::hull_offsets<S>(C::arity);
+    const LevelRange readers = in.options.readers;
     const detail_ghost::Boundary<C> boundary(map, me, leaves, detail_ghost::reach<S>());
     // A cell a coarser reader would be: a leaf, so whole on one rank.
     auto coarse_readers = [&](const Cell<C::dim>& cell, std::vector<int>& out) {
@@ -89,15 +92,18 @@ struct FaultPrevention {
       if (!in.options.levels.contains(level)) continue;
       const auto cell = leaves.cell(i);
       ranks.clear();
-      if ((S::same_level || S::coarser) && !boundary.interior(i, cell)) {
-        auto same_or_finer = [&](const Cell<C::dim>& nb) {
-          // Finer readers may sit anywhere in the cell; same-level ones only where it is a leaf.
-          detail_ghost::for_each_remote_holder(map, nb, me, !S::coarser, [&](int r) { ranks.push_back(r); });
+      if (!boundary.interior(i, cell)) {
+        // Same-level readers sit only where the cell is a leaf; finer ones anywhere in it.
+        auto holders = [&](bool whole_only) {
+          return [&, whole_only](const Cell<C::dim>& nb) {
+            detail_ghost::for_each_remote_holder(map, nb, me, whole_only, [&](int r) { ranks.push_back(r); });
+          };
         };
-        if constexpr (S::coarser) detail_fp::for_each_shift<C>(cell, hull, in.periodic, same_or_finer);
-        else detail_fp::for_each_shift<C>(cell, S::inverse_offsets, in.periodic, same_or_finer);
+        if (S::same_level && readers.contains(level))
+          detail_fp::for_each_shift<C>(cell, S::inverse_offsets, in.periodic, holders(true));
+        if (S::coarser && readers.max > level) detail_fp::for_each_shift<C>(cell, hull, in.periodic, holders(false));
       }
-      if constexpr (S::finer) {
+      if (S::finer && readers.min < level) {
         if (in.options.contact != Contact::stencil) {
           // A coarser reader beside ancestor a touches the leaf only if the leaf lies on a's
           // face toward it; a leaf off every face of a is off every face of a's ancestors too.
@@ -112,9 +118,10 @@ struct FaultPrevention {
           };
           std::array<int, C::dim> side{};
           auto a = cell;
-          while (a.level > 0) {
+          while (a.level > std::max(0, readers.min)) {  // readers are no coarser than readers.min
             a = detail::parent_of<C::dim, C::arity>(a);
             if (!faces(a, side)) break;
+            if (a.level > readers.max) continue;
             const auto n = static_cast<std::int64_t>(detail::axis_cells<C>(a.level));
             for (const auto& o : S::inverse_offsets) {
               bool touches = true;  // along each axis the reader overlaps a, or lies beside the leaf's face
@@ -140,17 +147,17 @@ struct FaultPrevention {
             if (!root_done[k]) {
               root_done[k] = 1;
               auto a = boundary.root(k);
-              while (a.level > 0) {
+              while (a.level > std::max(0, readers.min)) {
                 a = detail::parent_of<C::dim, C::arity>(a);
-                coarse_readers(a, root_readers[k]);
+                if (a.level <= readers.max) coarse_readers(a, root_readers[k]);
               }
             }
             ranks.insert(ranks.end(), root_readers[k].begin(), root_readers[k].end());
           }
           auto a = cell;
-          while (a.level > floor) {
+          while (a.level > std::max(floor, readers.min)) {
             a = detail::parent_of<C::dim, C::arity>(a);
-            if (!boundary.interior(i, a)) coarse_readers(a, ranks);
+            if (a.level <= readers.max && !boundary.interior(i, a)) coarse_readers(a, ranks);
           }
         }
       }
@@ -158,8 +165,8 @@ struct FaultPrevention {
       ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
       for (int r : ranks) sends[static_cast<std::size_t>(r)].push_back(i);
     }
-    std::vector<std::pair<int, typename GhostLayer<C>::Record>> arrived;
-    return detail_ghost::finish<C, S>(in, sends, arrived, &GhostStats::prevention, GhostStats{}, t0, &boundary);
+    detail_ghost::Shipment<C> ship(in.payload);
+    return detail_ghost::finish<C, S>(in, sends, ship, &GhostStats::prevention, GhostStats{}, t0, &boundary);
   }
 };
 

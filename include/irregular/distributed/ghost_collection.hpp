@@ -6,6 +6,7 @@
 #include <irregular/core/cell.hpp>
 #include <irregular/core/concepts.hpp>
 #include <irregular/curve/interval.hpp>
+#include <irregular/distributed/detail/ghost_shipment.hpp>
 #include <irregular/distributed/ghost_layer.hpp>
 #include <irregular/distributed/local_leaves.hpp>
 #include <irregular/distributed/ownership_map.hpp>
@@ -19,6 +20,7 @@
 #include <boost/mpi/communicator.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -35,7 +37,11 @@ struct GhostOptions {
   LevelRange levels{};                  ///< only ghosts whose level lies here
   Contact contact = Contact::stencil;   ///< keep only ghosts in this contact with a reader
   mpi::MergeOptions merge{};            ///< message merging (b) and termination detection
+  /// Only local leaves whose level lies here read (baiardi-2001 §5.2: an operator on the grid
+  /// of level l collects I(op, l)); the others ask nothing and are no reader to inform or serve.
+  LevelRange readers{};
 };
+
 
 /// The cached outcome of the replicated-H-Tree extension phase of informed fault prevention
 /// (§3.3): which boundary leaves this rank told each partner about, and which reader leaves each
@@ -44,10 +50,39 @@ struct GhostOptions {
 template <SpaceFillingCurve C>
 struct ExtensionCache {
   using Key = detail::HnodeKey<typename C::index_type>;
+  using Offset = std::array<int, static_cast<std::size_t>(C::dim)>;
   std::map<int, std::vector<Key>> told;   ///< partner -> own leaves sent to it (sorted)
   std::map<int, std::vector<Key>> heard;  ///< source -> its leaves that may read ours (sorted)
   std::uint64_t generation = 0;
   bool valid = false;
+  std::vector<Offset> offsets;  ///< the stencil it was made for (sorted)
+  LevelRange readers{};         ///< and the reader levels
+
+  /// Whether it serves a collection under S for `levels` at generation g: a stencil whose
+  /// offsets it has, readers it has, the same tree (the paper's one extension per V-cycle,
+  /// shared by the operators whose stencils the union covers).
+  template <Stencil S>
+  [[nodiscard]] bool serves(std::uint64_t g, LevelRange levels) const {
+    if (!valid || generation != g || levels.min < readers.min || levels.max > readers.max) return false;
+    for (const auto& o : S::offsets)
+      if (!std::binary_search(offsets.begin(), offsets.end(), Offset(o))) return false;
+    return true;
+  }
+  template <Stencil S>
+  void made_for(std::uint64_t g, LevelRange levels) {
+    offsets.assign(S::offsets.begin(), S::offsets.end());
+    std::sort(offsets.begin(), offsets.end());
+    generation = g;
+    readers = levels;
+    valid = true;
+  }
+};
+
+/// One tree of an informed-fault-prevention extension and the levels of its leaves that read.
+template <SpaceFillingCurve C>
+struct ExtensionTree {
+  const LocalLeaves<C>& leaves;
+  LevelRange readers{};
 };
 
 /// Everything a strategy reads. Tags tag .. tag+2 are the strategy's.
@@ -61,12 +96,14 @@ struct CollectionInput {
   std::uint64_t generation;
   ExtensionCache<C>& extension;
   int tag;
+  const RawPayload* payload = nullptr;  ///< values to ship with the records (none: records only)
 };
 
 /// A remote-data collection strategy: `name()` and
 /// `collect<Stencil>(const CollectionInput<C, M>&) -> GhostLayer<C>`, collective over the
 /// input's communicator (ghost::RequestAnswer, ghost::FaultPrevention,
-/// ghost::InformedFaultPrevention, ghost::ByName).
+/// ghost::InformedFaultPrevention, ghost::ByName). One that declares `ships_values = true`
+/// receives a payload and sends the values with the records (detail_ghost::finish does).
 template <class G>
 concept GhostStrategy = std::default_initializable<G> && requires(const G& g) {
   { g.name() } -> std::convertible_to<const char*>;
@@ -181,55 +218,52 @@ void for_each_remote_holder(const M& map, const Cell<M::curve_type::dim>& c, int
   }
 }
 
-/// The last phase of every strategy once the send lists are known: records of the listed local
-/// leaves travel to their partners (one merged exchange), or arrived already (request/answer);
-/// the received records of each source are sorted and made unique (the owner's send order), the
-/// layer is assembled, and the ghosts no boundary leaf reads are counted as useless.
+/// The last phase of every strategy once the send lists are known: the listed local leaves (with
+/// their values when the input carries a payload) travel to their partners in one merged
+/// exchange, or arrived already (request/answer); the layer is assembled in the owners' send
+/// order, the values put in place, and the ghosts no boundary leaf reads are counted as useless.
 template <SpaceFillingCurve C, Stencil S, OwnershipMap M>
 GhostLayer<C> finish(const CollectionInput<C, M>& in, std::vector<std::vector<std::size_t>>& sends,
-                     std::vector<std::pair<int, typename GhostLayer<C>::Record>>& arrived, GhostPhase GhostStats::*record_phase,
-                     GhostStats stats, std::chrono::steady_clock::time_point t0,
-                     const Boundary<C>* known_boundary = nullptr) {
+                     Shipment<C>& ship, GhostPhase GhostStats::*record_phase, GhostStats stats,
+                     std::chrono::steady_clock::time_point t0, const Boundary<C>* known_boundary = nullptr) {
   using Record = typename GhostLayer<C>::Record;
   const int me = in.comm.rank();
   const auto& leaves = in.leaves;
   if (record_phase != nullptr) {  // owner-driven: send the records now
     mpi::MergedExchange<Record> ex(in.comm, in.tag + 2, in.options.merge);
+    auto take = [&](int src, std::span<const Record> got) { ship.take(src, got); };
+    std::vector<Record> block;
     for (std::size_t r = 0; r < sends.size(); ++r) {
       auto& s = sends[r];
       if (static_cast<int>(r) == me) continue;
       std::sort(s.begin(), s.end());
       s.erase(std::unique(s.begin(), s.end()), s.end());
-      for (std::size_t i : s) ex.send(static_cast<int>(r), Record{leaves.starts()[i], leaves.counts()[i], leaves.levels()[i]});
+      if (!s.empty()) {
+        block.clear();
+        ship.pack(leaves, s, block);
+        ex.send(static_cast<int>(r), std::span<const Record>(block));
+      }
       stats.leaves_sent += s.size();
-      ex.poll([&](int src, std::span<const Record> got) {
-        for (const auto& g : got) arrived.emplace_back(src, g);
-      });
+      ex.poll(take);
     }
-    ex.finish([&](int src, std::span<const Record> got) {
-      for (const auto& g : got) arrived.emplace_back(src, g);
-    });
+    ex.finish(take);
     stats.*record_phase += GhostPhase{ex.stats().messages_sent, ex.stats().bytes_sent};
   }
-  std::sort(arrived.begin(), arrived.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first < b.first : a.second.start < b.second.start;
-  });
-  arrived.erase(std::unique(arrived.begin(), arrived.end(),
-                            [](const auto& a, const auto& b) { return a.first == b.first && a.second.start == b.second.start; }),
-                arrived.end());
+  const auto& arrived = ship.arrivals(me);
   std::vector<int> sources;
   std::vector<std::size_t> offsets{0};
   std::vector<Record> records;
   records.reserve(arrived.size());
-  for (const auto& [src, rec] : arrived) {
-    if (sources.empty() || sources.back() != src) {
+  for (const auto& a : arrived) {
+    if (sources.empty() || sources.back() != a.source) {
       if (!sources.empty()) offsets.push_back(records.size());
-      sources.push_back(src);
+      sources.push_back(a.source);
     }
-    records.push_back(rec);
+    records.push_back(a.record);
   }
   if (!sources.empty()) offsets.push_back(records.size());
   auto layer = GhostLayer<C>::assemble(me, sends, sources, offsets, records, in.generation);
+  ship.place(layer);
 
   // Useless ghosts: read by no local leaf (only boundary leaves can read a ghost).
   std::vector<char> read(layer.size(), 0);
@@ -239,6 +273,7 @@ GhostLayer<C> finish(const CollectionInput<C, M>& in, std::vector<std::vector<st
     const Boundary<C>& boundary = known_boundary ? *known_boundary : *own;
     std::vector<std::size_t> ids;
     for (std::size_t i : boundary.leaves()) {
+      if (!in.options.readers.contains(leaves.levels()[i])) continue;
       read_by<C, S>(layer.starts(), layer.levels(), leaves.cell(i), in.periodic, in.options.contact, in.options.levels,
                     ids);
       for (std::size_t g : ids) read[g] = 1;

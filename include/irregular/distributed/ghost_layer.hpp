@@ -61,7 +61,7 @@ struct GhostStats {
   GhostPhase prevention;  ///< fault prevention: leaves sent unasked
   GhostPhase request;     ///< request/answer: the requests
   GhostPhase answer;      ///< request/answer: the answers
-  GhostPhase values;      ///< the first fill of the ghost values (the same for every strategy)
+  GhostPhase values;      ///< the first fill of the ghost values, when they do not ride with the records
   std::uint64_t extension_records = 0;  ///< boundary-leaf creations and invalidations sent
   std::uint64_t leaves_sent = 0;        ///< ghost leaves this rank sent to others
   std::uint64_t leaves_useless = 0;     ///< ghosts this rank received that no local leaf reads

@@ -11,12 +11,15 @@
 #include <irregular/distributed/ownership_map.hpp>
 #include <irregular/distributed/request_answer.hpp>
 #include <irregular/mpi/collective_error.hpp>
+#include <irregular/mpi/transport.hpp>
 #include <irregular/tree/neighbours.hpp>
 
 #include <boost/mpi/communicator.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -52,6 +55,9 @@ class GhostStore {
     std::uint64_t generation;  ///< 0: not built
     int tag;                   ///< tags tag .. tag+4 are the store's
     const char* who;           ///< the public entry point, for messages
+    /// Another store's extension cache, to share: informed fault prevention on the same tree
+    /// under a stencil it covers then sends no extension of its own.
+    ExtensionCache<C>* extension = nullptr;
   };
 
   /// Collects under stencil S with `strategy` and fills the ghost copies of `local`. Throws
@@ -60,8 +66,9 @@ class GhostStore {
   template <Stencil S, class G, OwnershipMap M>
   const GhostStats& collect(const Tree<M>& tree, const GhostOptions& opt, const G& strategy, LeafPayload<T> local) {
     check_options(tree, opt);
-    layer_ = strategy.template collect<S>(input(tree, opt));
-    layer_.stats().values = size_and_fill(tree, local);
+    const auto raw = raw_payload<G>(local);
+    layer_ = strategy.template collect<S>(input(tree, opt, raw));
+    layer_.stats().values = size_and_fill(tree, local, raw);
     return layer_.stats();
   }
 
@@ -91,10 +98,11 @@ class GhostStore {
       }
       return false;
     };
-    layer_ = ghost::RequestAnswer{}.template collect<S>(input(tree, opt), work);
+    const auto raw = raw_payload<ghost::RequestAnswer>(local);
+    layer_ = ghost::RequestAnswer{}.template collect<S>(input(tree, opt, raw), work);
     while (work()) {
     }
-    layer_.stats().values = size_and_fill(tree, local);
+    layer_.stats().values = size_and_fill(tree, local, raw);
     for (std::size_t i : deferred) run(i);
     return layer_.stats();
   }
@@ -144,6 +152,8 @@ class GhostStore {
   }
 
   [[nodiscard]] const GhostLayer<C>& layer() const noexcept { return layer_; }
+  /// What informed fault prevention told and heard, for Tree::extension of another store.
+  [[nodiscard]] ExtensionCache<C>& extension() noexcept { return extension_; }
   [[nodiscard]] std::span<T> values() noexcept { return values_; }
   [[nodiscard]] std::span<const T> values() const noexcept { return values_; }
   /// Ghost g's copies.
@@ -163,19 +173,30 @@ class GhostStore {
   }
 
  private:
+  // Values that travel as bytes ride with the records (no values phase) under a strategy that
+  // ships them; others follow in a phase of their own.
+  template <class G>
+  std::optional<RawPayload> raw_payload(LeafPayload<T> local) {
+    if constexpr (mpi::is_raw_transportable<T> && requires { requires G::ships_values; })
+      return RawPayload{std::as_bytes(local.values), local.offsets, sizeof(T), PerLeaf, &ghost_bytes_};
+    else
+      return std::nullopt;
+  }
   template <OwnershipMap M>
-  CollectionInput<C, M> input(const Tree<M>& tree, const GhostOptions& opt) {
-    return {tree.comm, tree.leaves, tree.map, tree.periodic, opt, tree.generation, extension_, tree.tag};
+  CollectionInput<C, M> input(const Tree<M>& tree, const GhostOptions& opt, const std::optional<RawPayload>& raw) {
+    return {tree.comm, tree.leaves, tree.map, tree.periodic, opt, tree.generation,
+            tree.extension ? *tree.extension : extension_, tree.tag, raw ? &*raw : nullptr};
   }
   template <OwnershipMap M>
   static void check_options(const Tree<M>& tree, const GhostOptions& opt) {
     mpi::agree(tree.comm, [&] {
       if (tree.generation == 0)
         throw invalid_argument(std::string(tree.who) + ": the domain is not built; call build() first");
-      if (opt.levels.min < 0 || opt.levels.min > opt.levels.max)
-        throw invalid_argument(std::string(tree.who) + ": level range [" + std::to_string(opt.levels.min) + ", " +
-                               std::to_string(opt.levels.max) + "] on rank " + std::to_string(tree.comm.rank()) +
-                               " is empty or negative");
+      for (const LevelRange& r : {opt.levels, opt.readers})
+        if (r.min < 0 || r.min > r.max)
+          throw invalid_argument(std::string(tree.who) + ": level range [" + std::to_string(r.min) + ", " +
+                                 std::to_string(r.max) + "] on rank " + std::to_string(tree.comm.rank()) +
+                                 " is empty or negative");
     });
   }
   // Whether a layer exists and its generation are the same on every rank (both change only in
@@ -190,12 +211,19 @@ class GhostStore {
                              0);
   }
   template <OwnershipMap M>
-  GhostPhase size_and_fill(const Tree<M>& tree, LeafPayload<T> local) {
+  GhostPhase size_and_fill(const Tree<M>& tree, LeafPayload<T> local, const std::optional<RawPayload>& raw) {
     offsets_.assign(layer_.size() + 1, 0);
     for (std::size_t g = 0; g < layer_.size(); ++g)
       offsets_[g + 1] = offsets_[g] + (PerLeaf ? 1 : static_cast<std::size_t>(layer_.counts()[g]));
     values_.assign(offsets_.back(), T{});
-    return fill(tree, local);
+    if (!raw) return fill(tree, local);
+    if (ghost_bytes_.size() != values_.size() * sizeof(T))
+      throw parse_error(std::string(tree.who) + ": rank " + std::to_string(tree.comm.rank()) + " received " +
+                        std::to_string(ghost_bytes_.size()) + " ghost value bytes, the layer holds " +
+                        std::to_string(values_.size() * sizeof(T)));
+    if (!values_.empty()) std::memcpy(static_cast<void*>(values_.data()), ghost_bytes_.data(), ghost_bytes_.size());
+    ghost_bytes_.clear();
+    return {};
   }
   template <OwnershipMap M>
   GhostPhase fill(const Tree<M>& tree, LeafPayload<T> local) {
@@ -207,6 +235,7 @@ class GhostStore {
   ExtensionCache<C> extension_;
   std::vector<T> values_;
   std::vector<std::size_t> offsets_{0};
+  std::vector<std::byte> ghost_bytes_;  // values that arrived with the records
 };
 
 }  // namespace irregular

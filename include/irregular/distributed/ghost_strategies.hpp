@@ -9,6 +9,8 @@
 #include <irregular/distributed/request_answer.hpp>
 
 #include <array>
+#include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -31,6 +33,7 @@ class ByName {
     throw invalid_argument("irregular::ghost::ByName: unknown strategy \"" + std::string(name) +
                            "\"; known: RA (request/answer), FP (fault prevention), IFP (informed fault prevention)");
   }
+  static constexpr bool ships_values = true;  ///< every alternative takes CollectionInput::payload
   [[nodiscard]] const char* name() const noexcept {
     return std::visit([](const auto& s) { return s.name(); }, strategy_);
   }
@@ -38,6 +41,16 @@ class ByName {
   template <Stencil S, SpaceFillingCurve C, OwnershipMap M>
   GhostLayer<C> collect(const CollectionInput<C, M>& in) const {
     return std::visit([&](const auto& s) { return s.template collect<S>(in); }, strategy_);
+  }
+  /// Informed fault prevention's extension for several trees at once
+  /// (InformedFaultPrevention::extend); the other strategies have none and send nothing.
+  /// Collective over comm.
+  template <Stencil S, SpaceFillingCurve C, OwnershipMap M>
+  GhostStats extend(const boost::mpi::communicator& comm, std::span<const ExtensionTree<C>> trees, const M& map,
+                    Periodicity<C::dim> periodic, std::uint64_t generation, ExtensionCache<C>& cache, int tag,
+                    const mpi::MergeOptions& merge = {}) const {
+    if (!std::holds_alternative<InformedFaultPrevention>(strategy_)) return {};
+    return InformedFaultPrevention::extend<S>(comm, trees, map, periodic, generation, cache, tag, merge);
   }
 
  private:

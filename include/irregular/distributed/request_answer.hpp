@@ -29,6 +29,7 @@ struct Request {
 
 struct RequestAnswer {
   [[nodiscard]] static constexpr const char* name() noexcept { return "request/answer"; }
+  static constexpr bool ships_values = true;  ///< takes CollectionInput::payload
 
   /// Collective over in.comm. `work()` is called between polls while requests and answers
   /// travel, until it returns false (excess parallelism: the caller computes leaves that need
@@ -47,6 +48,7 @@ struct RequestAnswer {
     std::vector<std::vector<Request>> asks(static_cast<std::size_t>(p));
     const detail_ghost::Boundary<C> boundary(in.map, me, leaves, detail_ghost::reach<S>());
     for (std::size_t i : boundary.leaves()) {
+      if (!in.options.readers.contains(leaves.levels()[i])) continue;
       const auto cell = leaves.cell(i);
       const auto level = all_levels ? any_level : static_cast<std::uint8_t>(cell.level);
       uncovered_stencil_intervals<C, S>(leaves.starts(), leaves.levels(), cell, in.periodic,
@@ -59,24 +61,31 @@ struct RequestAnswer {
     mpi::MergedExchange<Request> requests(in.comm, in.tag, in.options.merge);
     mpi::MergedExchange<Record> answers(in.comm, in.tag + 1, in.options.merge);
     std::vector<std::vector<std::size_t>> sends(static_cast<std::size_t>(p));
-    std::vector<std::pair<int, Record>> arrived;
+    detail_ghost::Shipment<C> ship(in.payload);  // the answers carry the values when there is a payload
+    std::vector<std::size_t> ids;
+    std::vector<Record> block;
     auto answer = [&](int src, std::span<const Request> got) {
-      auto& s = sends[static_cast<std::size_t>(src)];
+      ids.clear();
       for (const Request& q : got) {
         const auto [f, l] = detail::leaves_meeting_sparse<C>(leaves.starts(), leaves.levels(), {q.start, q.end});
         for (std::size_t j = f; j < l; ++j) {
           const int lv = leaves.levels()[j];
           if (!in.options.levels.contains(lv)) continue;
           if (q.level != any_level && !detail_ghost::level_reads<S>(q.level, lv)) continue;
-          answers.send(src, Record{leaves.starts()[j], leaves.counts()[j], leaves.levels()[j]});
-          s.push_back(j);
-          ++stats.leaves_sent;
+          ids.push_back(j);
         }
       }
+      std::sort(ids.begin(), ids.end());  // a leaf that meets several spaces goes once
+      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+      if (ids.empty()) return;
+      auto& s = sends[static_cast<std::size_t>(src)];
+      s.insert(s.end(), ids.begin(), ids.end());
+      stats.leaves_sent += ids.size();
+      block.clear();
+      ship.pack(leaves, ids, block);
+      answers.send(src, std::span<const Record>(block));
     };
-    auto take = [&](int src, std::span<const Record> got) {
-      for (const Record& r : got) arrived.emplace_back(src, r);
-    };
+    auto take = [&](int src, std::span<const Record> got) { ship.take(src, got); };
     for (int r = 0; r < p; ++r) {  // one request per space and partner
       auto& a = asks[static_cast<std::size_t>(r)];
       std::sort(a.begin(), a.end());
@@ -93,7 +102,7 @@ struct RequestAnswer {
     answers.finish(take);
     stats.request = {requests.stats().messages_sent, requests.stats().bytes_sent};
     stats.answer = {answers.stats().messages_sent, answers.stats().bytes_sent};
-    return detail_ghost::finish<C, S>(in, sends, arrived, nullptr, stats, t0, &boundary);
+    return detail_ghost::finish<C, S>(in, sends, ship, nullptr, stats, t0, &boundary);
   }
 };
 
