@@ -134,14 +134,15 @@ bool contact_ok(int k, irr::Contact c, int dim) {
 // The remote leaves this rank's leaves read: what a collection must deliver.
 template <class Domain, class S = typename Domain::stencil_type>
 std::vector<Ghost> needed(const Domain& d, irr::Contact contact = irr::Contact::stencil,
-                          irr::LevelRange range = irr::LevelRange::all()) {
+                          irr::LevelRange range = irr::LevelRange::all(),
+                          irr::LevelRange readers = irr::LevelRange::all()) {
   using C = typename Domain::curve_type;
   const auto g = gather_leaves(d);
   const int me = d.comm().rank();
   const auto per = d.options().periodic;
   std::set<Ghost> out;
   for (std::size_t a = 0; a < g.starts.size(); ++a) {
-    if (g.owner[a] != me) continue;
+    if (g.owner[a] != me || !readers.contains(g.levels[a])) continue;
     for (std::size_t b = 0; b < g.starts.size(); ++b) {
       if (g.owner[b] == me || !range.contains(g.levels[b])) continue;
       const auto sa = static_cast<std::uint64_t>(g.starts[a]), sb = static_cast<std::uint64_t>(g.starts[b]);
@@ -211,17 +212,21 @@ bool ghost_elements_match(const Domain& d) {
   return true;
 }
 
-// Checks every strategy against the oracle on one built domain, for one stencil.
+// Checks every strategy against the oracle on one built domain, for one stencil (and the levels
+// of the leaves that read).
 template <class S, class Domain>
 void check_strategies(Domain& d, irr::Contact contact = irr::Contact::stencil,
-                      irr::LevelRange range = irr::LevelRange::all()) {
+                      irr::LevelRange range = irr::LevelRange::all(),
+                      irr::LevelRange readers = irr::LevelRange::all()) {
   const auto& w = d.comm();
-  const auto want = needed<Domain, S>(d, contact, range);
+  const auto want = needed<Domain, S>(d, contact, range, readers);
   // The instance is not trivial: with several ranks some leaves read remote ones.
-  REQUIRE((w.size() == 1) == (sum(w, want.size()) == 0));
+  if (readers == irr::LevelRange::all()) REQUIRE((w.size() == 1) == (sum(w, want.size()) == 0));
   for (const char* name : strategies) {
-    CAPTURE(name, static_cast<int>(contact), range.min, range.max);
-    const auto& stats = d.template collect_ghosts<S>({range, contact}, irr::ghost::ByName(name));
+    CAPTURE(name, static_cast<int>(contact), range.min, range.max, readers.min, readers.max);
+    irr::GhostOptions opt{range, contact};
+    opt.readers = readers;
+    const auto& stats = d.template collect_ghosts<S>(opt, irr::ghost::ByName(name));
     const auto got = ghost_set(d);
     const std::string n = name;
     if (n == "IFP" || (n == "RA" && contact == irr::Contact::stencil)) {
@@ -279,6 +284,92 @@ TEST_CASE("ghost sets equal brute force: periodic Hilbert (von Neumann) and peri
     check_strategies<irr::stencil::Moore<3>>(d);
     check_strategies<irr::stencil::Moore<3>>(d, irr::Contact::edge);
   }
+}
+
+namespace {
+
+// The (owner, reader) rank pairs where the reader reads some leaf of the owner, over all ranks.
+std::uint64_t reading_pairs(const mpi::communicator& w, const std::vector<Ghost>& want) {
+  std::set<int> owners;
+  for (const auto& g : want) owners.insert(std::get<2>(g));
+  return sum(w, owners.size());
+}
+
+}  // namespace
+
+TEST_CASE("one message per reading partner: prevention carries the values, request/answer two", "[ghost][messages]") {
+  mpi::communicator w;
+  using Domain = irr::IrregularDomain<Body<2>, irr::stencil::Moore<2>, irr::curve::Morton<2>>;
+  Domain d(w, unit2, irr::refine::max_elements(4));
+  d.insert(bodies<2>(900, 13, w));
+  d.build();
+  const auto pairs = reading_pairs(w, needed(d));
+  REQUIRE((w.size() == 1) == (pairs == 0));
+  // Twice each: the second informed collection finds its extension cached.
+  for (int round = 0; round < 2; ++round)
+    for (const char* name : strategies) {
+      CAPTURE(name, round);
+      const irr::GhostStats s = irr::all_reduce_sum(w, d.collect_ghosts({}, irr::ghost::ByName(name)));
+      const std::string n = name;
+      REQUIRE(s.values.messages == 0);  // raw elements ride with the records
+      if (n == "RA") {
+        REQUIRE(s.answer.messages == pairs);
+        REQUIRE(s.request.messages >= pairs);
+      } else if (n == "IFP") {
+        REQUIRE(s.prevention.messages == pairs);
+        REQUIRE(s.extension.messages <= (round == 0 ? 2 * pairs : 0));
+      } else {
+        REQUIRE(s.prevention.messages >= pairs);
+      }
+      REQUIRE(count_true(w, ghost_elements_match(d)) == 0);
+    }
+}
+
+TEST_CASE("reader levels: only leaves of those levels read; ghosts equal brute force", "[ghost][readers]") {
+  mpi::communicator w;
+  using Domain = irr::IrregularDomain<Body<2>, irr::stencil::Moore<2>, irr::curve::Morton<2>>;
+  Domain d(w, unit2, irr::refine::max_elements(4));
+  d.insert(bodies<2>(900, 3, w));
+  d.build();
+  const auto g = gather_leaves(d);
+  const int lo = *std::min_element(g.levels.begin(), g.levels.end());
+  const int hi = *std::max_element(g.levels.begin(), g.levels.end());
+  // Fault prevention knows the readers' levels: it sends no more than without them.
+  const auto fp_sent = [&](irr::LevelRange readers) {
+    irr::GhostOptions opt;
+    opt.readers = readers;
+    return irr::all_reduce_sum(w, d.collect_ghosts<irr::stencil::Moore<2, 2>>(opt, irr::ghost::ByName("FP"))).leaves_sent;
+  };
+  const auto fp_all = fp_sent(irr::LevelRange::all());
+  std::uint64_t remote_reads = 0;
+  for (int l = lo; l <= hi; ++l) {
+    const auto only = irr::LevelRange::only(l);
+    remote_reads += sum(w, needed<Domain, irr::stencil::Moore<2, 2>>(d, irr::Contact::stencil, irr::LevelRange::all(), only).size());
+    check_strategies<irr::stencil::Moore<2, 2>>(d, irr::Contact::stencil, irr::LevelRange::all(), only);
+    check_strategies<CoarserOnly>(d, irr::Contact::stencil, irr::LevelRange::all(), only);
+    check_strategies<UpwindFiner>(d, irr::Contact::stencil, irr::LevelRange::all(), only);
+    REQUIRE(fp_sent(only) <= fp_all);
+  }
+  REQUIRE((w.size() == 1) == (remote_reads == 0));
+  check_strategies<irr::stencil::Moore<2>>(d, irr::Contact::stencil, irr::LevelRange::all(), irr::LevelRange{hi - 2, hi - 1});
+}
+
+TEST_CASE("informed fault prevention's cached extension serves only the stencils and readers it covers",
+          "[ghost][extension]") {
+  mpi::communicator w;
+  using Domain = irr::IrregularDomain<Body<2>, irr::stencil::Moore<2>, irr::curve::Morton<2>>;
+  Domain d(w, unit2, irr::refine::max_elements(4));
+  d.insert(bodies<2>(900, 5, w));
+  d.build();
+  const auto g = gather_leaves(d);
+  const int deepest = *std::max_element(g.levels.begin(), g.levels.end());
+  // Narrow, then wider at the same generation: the wider one must not reuse the narrow readers.
+  check_strategies<irr::stencil::VonNeumann<2, 1>>(d);
+  check_strategies<irr::stencil::Moore<2, 2>>(d);
+  check_strategies<irr::stencil::VonNeumann<2, 1>>(d);  // covered: served from the cache
+  check_strategies<irr::stencil::Moore<2, 2>>(d, irr::Contact::stencil, irr::LevelRange::all(),
+                                              irr::LevelRange::only(deepest));
+  check_strategies<irr::stencil::Moore<2, 2>>(d);  // all readers again after one level's
 }
 
 TEST_CASE("ghost sets equal brute force under rectangles (a map without contiguous segments)", "[ghost][rect]") {
