@@ -12,6 +12,7 @@ common=(--l0 "$l0" --lmax "$lmax" --hold 4 --tau "$tau" --out /tmp/amm-figures)
 echo "## Figure 1: remote-data collection over whole AMM runs (4 ranks, l0 $l0, lmax $lmax, tau $tau)"
 echo "| problem | leaves | RA messages | RA bytes | FP messages | FP bytes | IFP messages | IFP bytes | FP/RA msg | IFP/RA msg | FP/RA bytes | IFP/RA bytes |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+parts=""
 for p in 1 2 peak; do
   out=$(mpiexec --oversubscribe -n 4 "$amm" --problem $p "${common[@]}" --strategies RA,FP,IFP)
   leaves=$(echo "$out" | sed -n 's/^Summary: .*; \([0-9]*\) leaves.*/\1/p')
@@ -21,7 +22,17 @@ for p in 1 2 peak; do
   awk -v p=$p -v n=$leaves -v a=$ram -v b=$rab -v c=$fpm -v d=$fpb -v e=$ifm -v f=$ifb 'BEGIN {
     printf "| %s | %s | %d | %d | %d | %d | %d | %d | %.0f%% | %.0f%% | %.0f%% | %.0f%% |\n", p, n, a, b, c, d, e, f,
       100*c/a, 100*e/a, 100*d/b, 100*f/b }'
+  # Messages by part of the V-cycle, and the ratios without the sweeps' refreshes (equal for all).
+  parts+=$(echo "$out" | awk -v p=$p '$2=="residual" && $4=="refine" {
+      m[$1] = $3 + $5 + $7 + $9 + $11 + $13; s[$1] = $11; row[$1] = sprintf("| %s | %s | %d | %d | %d | %d | %d | %d | %d |", p, $1, $3, $5, $7, $9, $11, $13, m[$1]) }
+    END { for (k in row) if (k != "RA") ratio[k] = sprintf("%.1f%%", 100 * (m[k] - s[k]) / (m["RA"] - s["RA"]));
+      printf "%s  |\n%s %s |\n%s %s |\n", row["RA"], row["FP"], ratio["FP"], row["IFP"], ratio["IFP"] }')$'\n'
 done
+echo
+echo "### Figure 1 by part: messages of each part of the V-cycle (the last column leaves out the sweeps)"
+echo "| problem | strategy | residual | refine | prolong | smooth | sweeps | extension | total | /RA without sweeps |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+printf "%s" "$parts"
 echo
 echo "## Figure 2: time, efficiency, imbalance and volume against ranks (IFP, problem 2; beyond 2 ranks oversubscribed)"
 echo "| ranks | seconds | efficiency | final imbalance | IFP messages | IFP bytes | digest |"

@@ -110,6 +110,7 @@ Run solve(amm::Solver& s, const Args& a, bool table, bool root) {
     for (std::size_t k = 0; k < run.total.size(); ++k) {
       run.total[k].messages += run.last.traffic[k].messages;
       run.total[k].bytes += run.last.traffic[k].bytes;
+      for (std::size_t q = 0; q < amm::part_names.size(); ++q) run.total[k].by_part[q] += run.last.traffic[k].by_part[q];
     }
     if (table && root) {
       const auto& r = run.last;
@@ -253,6 +254,13 @@ int main(int argc, char** argv) {
                       100.0 * static_cast<double>(run.total[k].messages) / static_cast<double>(run.total[0].messages),
                       a.opt.strategies[0].c_str(),
                       100.0 * static_cast<double>(run.total[k].bytes) / static_cast<double>(run.total[0].bytes));
+        std::printf("\n");
+      }
+      std::printf("Messages by part of the V-cycle:\n");
+      for (std::size_t k = 0; k < run.total.size(); ++k) {
+        std::printf("  %-4s", a.opt.strategies[k].c_str());
+        for (std::size_t q = 0; q < amm::part_names.size(); ++q)
+          std::printf(" %s %llu", amm::part_names[q], static_cast<unsigned long long>(run.total[k].by_part[q]));
         std::printf("\n");
       }
       std::printf("Pictures: %s/amm_ranks.svg, %s/amm_levels.svg; ParaView: %s/amm.pvtu\n", a.out.c_str(),

@@ -41,14 +41,20 @@ struct NodeVal {
 };
 using Store = irr::GhostStore<Curve, NodeVal, true>;
 
-/// Messages and bytes sent, summed over the ranks.
+/// What a message served: the collection before an operator, the refreshes between Jacobi
+/// sweeps, or informed fault prevention's extension (Figure 1's breakdown).
+enum class Part { residual, refine, prolong, smooth, sweeps, extension };
+inline constexpr std::array<const char*, 6> part_names{"residual", "refine", "prolong", "smooth", "sweeps", "extension"};
+
+/// Messages and bytes sent, summed over the ranks, and the messages of each part.
 struct Traffic {
   std::uint64_t messages = 0;
   std::uint64_t bytes = 0;
-  Traffic& operator+=(const irr::GhostPhase& p) {
+  std::array<std::uint64_t, part_names.size()> by_part{};
+  void add(const irr::GhostPhase& p, Part part) {
     messages += p.messages;
     bytes += p.bytes;
-    return *this;
+    by_part[static_cast<std::size_t>(part)] += p.messages;
   }
 };
 

@@ -90,6 +90,7 @@ class Solver {
   /// ranks. Collective.
   std::uint64_t refine() {
     restrict_values();
+    part_ = Part::refine;
     collect_all_wide();
     const double tol = opt_.tau * scale_ * std::ldexp(1.0, -2 * opt_.lmax);
     std::uint64_t marked = 0;
@@ -211,6 +212,7 @@ class Solver {
   /// The composite residual r = f + Δu at every leaf, restricted level by level (means of the
   /// children). Reads the faces and halos of every level: one collection per level.
   void residuals() {
+    part_ = Part::residual;
     collect_all_wide();
     std::array<double, 3> rmax{};  // per kind of leaf (see touched_)
     for (int l = top_; l >= opt_.hold; --l) {
@@ -287,6 +289,7 @@ class Solver {
     Level& lv = level(l);
     for (std::size_t k = 0; k < down.tree.size(); ++k)
       if (!down.interior(k)) lv.val[down.src[k]].e = down.val[k].e;
+    part_ = Part::prolong;
     collect(level(l - 1), &Level::wide);
     for (std::size_t k = 0; k < lv.tree.size(); ++k) {
       if (!lv.active(k)) continue;
@@ -299,6 +302,7 @@ class Solver {
   /// Weighted Jacobi on the level-l hnodes for -Δe = r: faces at level l (halos from level l-1).
   void smooth(int l) {
     Level& lv = level(l);
+    part_ = Part::smooth;
     collect(lv, &Level::near);
     const double h2 = std::ldexp(1.0, -2 * l);
     std::vector<double> next(lv.tree.size());
@@ -441,11 +445,8 @@ class Solver {
       const Store::Tree<Grid::map_type> tree{comm_, lv.tree, grid_.ownership(), irr::Periodicity<2>{}, generation_,
                                              1000 + 20 * lv.l + (&stores == &lv.wide ? 10 : 0), "amm", &told_[s]};
       const auto& st = stores[s].template collect<S>(tree, opt, strategies_[s], payload);
-      traffic_[s] += st.extension;
-      traffic_[s] += st.prevention;
-      traffic_[s] += st.request;
-      traffic_[s] += st.answer;
-      traffic_[s] += st.values;
+      traffic_[s].add(st.extension, Part::extension);
+      for (const auto& phase : {st.prevention, st.request, st.answer, st.values}) traffic_[s].add(phase, part_);
     }
   }
   void collect(Level& lv, std::vector<Store> Level::*which) {
@@ -457,8 +458,10 @@ class Solver {
     std::vector<irr::ExtensionTree<Curve>> trees;
     for (int l = top_; l >= opt_.hold; --l) trees.push_back({level(l).tree, irr::LevelRange::only(l)});
     for (std::size_t s = 0; s < strategies_.size(); ++s)
-      traffic_[s] += strategies_[s].extend<irr::stencil::Moore<2, 2>>(
-          comm_, std::span<const irr::ExtensionTree<Curve>>(trees), grid_.ownership(), {}, generation_, told_[s], 990).extension;
+      traffic_[s].add(strategies_[s].extend<irr::stencil::Moore<2, 2>>(comm_, std::span<const irr::ExtensionTree<Curve>>(trees),
+                                                                       grid_.ownership(), {}, generation_, told_[s], 990)
+                          .extension,
+                      Part::extension);
     for (int l = top_; l >= opt_.hold; --l) collect(level(l), &Level::wide);
   }
   void exchange(Level& lv, std::vector<Store> Level::*which) {
@@ -466,7 +469,7 @@ class Solver {
                                            1000 + 20 * lv.l + (which == &Level::wide ? 10 : 0), "amm"};
     const irr::LeafPayload<NodeVal> payload{lv.val, lv.offsets};
     auto& stores = lv.*which;
-    for (std::size_t s = 0; s < stores.size(); ++s) traffic_[s] += stores[s].exchange(tree, payload);
+    for (std::size_t s = 0; s < stores.size(); ++s) traffic_[s].add(stores[s].exchange(tree, payload), Part::sweeps);
   }
 
   std::vector<Traffic> traffic_totals() {
@@ -474,6 +477,7 @@ class Solver {
     for (std::size_t s = 0; s < traffic_.size(); ++s) {
       out[s].messages = all_sum(traffic_[s].messages);
       out[s].bytes = all_sum(traffic_[s].bytes);
+      for (std::size_t k = 0; k < out[s].by_part.size(); ++k) out[s].by_part[k] = all_sum(traffic_[s].by_part[k]);
     }
     return out;
   }
@@ -489,6 +493,7 @@ class Solver {
   std::vector<irr::ghost::ByName> strategies_;
   std::vector<Level> levels_;
   std::vector<Traffic> traffic_;
+  Part part_ = Part::residual;  ///< the operator whose collection runs
   std::vector<irr::ExtensionCache<Curve>> told_;  ///< informed fault prevention's, per strategy
   std::uint64_t generation_ = 0;
   int top_ = 0;

@@ -247,14 +247,19 @@ void check_strategies(Domain& d, irr::Contact contact = irr::Contact::stencil,
 const irr::Box<2> unit2{{0, 0}, {1, 1}};
 const irr::Box<3> unit3{{0, 0, 0}, {1, 1, 1}};
 
+// The 2D Morton domain of the tests below: 900 clustered bodies, at most 4 per leaf, built.
+using Moore2D = irr::IrregularDomain<Body<2>, irr::stencil::Moore<2>, irr::curve::Morton<2>>;
+void fill(Moore2D& d, unsigned seed) {
+  d.insert(bodies<2>(900, seed, d.comm()));
+  d.build();
+}
+
 }  // namespace
 
 TEST_CASE("ghost sets equal brute force: 2D Morton, Moore stencil, level flags, contact, levels", "[ghost]") {
   mpi::communicator w;
-  using Domain = irr::IrregularDomain<Body<2>, irr::stencil::Moore<2>, irr::curve::Morton<2>>;
-  Domain d(w, unit2, irr::refine::max_elements(4));
-  d.insert(bodies<2>(900, 3, w));
-  d.build();
+  Moore2D d(w, unit2, irr::refine::max_elements(4));
+  fill(d, 3);
   check_strategies<irr::stencil::Moore<2>>(d);
   check_strategies<CoarserOnly>(d);
   check_strategies<UpwindFiner>(d);
@@ -299,10 +304,8 @@ std::uint64_t reading_pairs(const mpi::communicator& w, const std::vector<Ghost>
 
 TEST_CASE("one message per reading partner: prevention carries the values, request/answer two", "[ghost][messages]") {
   mpi::communicator w;
-  using Domain = irr::IrregularDomain<Body<2>, irr::stencil::Moore<2>, irr::curve::Morton<2>>;
-  Domain d(w, unit2, irr::refine::max_elements(4));
-  d.insert(bodies<2>(900, 13, w));
-  d.build();
+  Moore2D d(w, unit2, irr::refine::max_elements(4));
+  fill(d, 13);
   const auto pairs = reading_pairs(w, needed(d));
   REQUIRE((w.size() == 1) == (pairs == 0));
   // Twice each: the second informed collection finds its extension cached.
@@ -327,10 +330,8 @@ TEST_CASE("one message per reading partner: prevention carries the values, reque
 
 TEST_CASE("reader levels: only leaves of those levels read; ghosts equal brute force", "[ghost][readers]") {
   mpi::communicator w;
-  using Domain = irr::IrregularDomain<Body<2>, irr::stencil::Moore<2>, irr::curve::Morton<2>>;
-  Domain d(w, unit2, irr::refine::max_elements(4));
-  d.insert(bodies<2>(900, 3, w));
-  d.build();
+  Moore2D d(w, unit2, irr::refine::max_elements(4));
+  fill(d, 3);
   const auto g = gather_leaves(d);
   const int lo = *std::min_element(g.levels.begin(), g.levels.end());
   const int hi = *std::max_element(g.levels.begin(), g.levels.end());
@@ -344,7 +345,7 @@ TEST_CASE("reader levels: only leaves of those levels read; ghosts equal brute f
   std::uint64_t remote_reads = 0;
   for (int l = lo; l <= hi; ++l) {
     const auto only = irr::LevelRange::only(l);
-    remote_reads += sum(w, needed<Domain, irr::stencil::Moore<2, 2>>(d, irr::Contact::stencil, irr::LevelRange::all(), only).size());
+    remote_reads += sum(w, needed<Moore2D, irr::stencil::Moore<2, 2>>(d, irr::Contact::stencil, irr::LevelRange::all(), only).size());
     check_strategies<irr::stencil::Moore<2, 2>>(d, irr::Contact::stencil, irr::LevelRange::all(), only);
     check_strategies<CoarserOnly>(d, irr::Contact::stencil, irr::LevelRange::all(), only);
     check_strategies<UpwindFiner>(d, irr::Contact::stencil, irr::LevelRange::all(), only);
@@ -357,10 +358,8 @@ TEST_CASE("reader levels: only leaves of those levels read; ghosts equal brute f
 TEST_CASE("informed fault prevention's cached extension serves only the stencils and readers it covers",
           "[ghost][extension]") {
   mpi::communicator w;
-  using Domain = irr::IrregularDomain<Body<2>, irr::stencil::Moore<2>, irr::curve::Morton<2>>;
-  Domain d(w, unit2, irr::refine::max_elements(4));
-  d.insert(bodies<2>(900, 5, w));
-  d.build();
+  Moore2D d(w, unit2, irr::refine::max_elements(4));
+  fill(d, 5);
   const auto g = gather_leaves(d);
   const int deepest = *std::max_element(g.levels.begin(), g.levels.end());
   // Narrow, then wider at the same generation: the wider one must not reuse the narrow readers.
