@@ -457,11 +457,12 @@ class Solver {
     // Informed fault prevention's readers of every level, told once per tree generation.
     std::vector<irr::ExtensionTree<Curve>> trees;
     for (int l = top_; l >= opt_.hold; --l) trees.push_back({level(l).tree, irr::LevelRange::only(l)});
-    for (std::size_t s = 0; s < strategies_.size(); ++s)
-      traffic_[s].add(strategies_[s].extend<irr::stencil::Moore<2, 2>>(comm_, std::span<const irr::ExtensionTree<Curve>>(trees),
-                                                                       grid_.ownership(), {}, generation_, told_[s], 990)
-                          .extension,
-                      Part::extension);
+    const std::span<const irr::ExtensionTree<Curve>> all(trees);
+    for (std::size_t s = 0; s < strategies_.size(); ++s) {
+      const auto st = strategies_[s].extend<irr::stencil::Moore<2, 2>>(comm_, all, grid_.ownership(), {}, generation_,
+                                                                        told_[s], 990);
+      traffic_[s].add(st.extension, Part::extension);
+    }
     for (int l = top_; l >= opt_.hold; --l) collect(level(l), &Level::wide);
   }
   void exchange(Level& lv, std::vector<Store> Level::*which) {
