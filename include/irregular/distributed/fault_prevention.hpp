@@ -1,7 +1,7 @@
 // Fault prevention (baiardi-collecting-remote-data §3.2): each owner applies the inverse stencil
 // to its own leaves and sends, unasked, every leaf that another rank may read, knowing only the
-// replicated ownership map. Safe (no needed leaf is missed) and approximate: the surplus is
-// counted as useless leaves.
+// replicated ownership map and the levels that read (baiardi-2001 §5.2: I(op, l)). Safe (no
+// needed leaf is missed) and approximate: the surplus is counted as useless leaves.
 #pragma once
 
 #include <irregular/distributed/ghost_collection.hpp>

@@ -1,7 +1,9 @@
 // Informed fault prevention (baiardi-collecting-remote-data §3.3): a replicated-H-Tree extension
 // phase tells each neighbour the boundary leaves that may read its data (cell and level only),
-// then each owner sends exactly the leaves those readers read. The extension is cached until the
-// tree or the map changes; afterwards only creations and invalidations travel.
+// then each owner sends exactly the leaves those readers read, with their values. The extension is
+// cached for the tree, the stencil and the reader levels; when they change only creations and
+// invalidations travel, and extend() tells several trees' readers in one phase (Fig. 2: one
+// extension per V-cycle).
 #pragma once
 
 #include <irregular/distributed/ghost_collection.hpp>

@@ -1,7 +1,8 @@
 // Request/answer, the papers' fault handling (baiardi-collecting-remote-data §3.1): a rank asks
 // the holders the map names for every part of a stencil cell its own leaves do not cover, one
 // request per space and partner (duplicates suppressed), and each holder answers with its leaves
-// there. Two messages per round and partner; the baseline the prevention strategies beat.
+// there and their values. Two messages per round and partner; the baseline the prevention
+// strategies beat.
 #pragma once
 
 #include <irregular/distributed/ghost_collection.hpp>
