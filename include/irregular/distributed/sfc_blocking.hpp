@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <functional>
 #include <utility>
 #include <vector>
@@ -54,7 +55,10 @@ struct SfcBlocking {
     constexpr std::size_t words = (sizeof(I) + 7) / 8;
     const std::uint64_t first = cuts.first, n = chain.leaves.size();
     const std::size_t slots = cuts.separators.size();
-    std::vector<std::uint64_t> mine(slots * words, 0), all(slots * words, 0);
+    // One buffer, this rank's words then the reduced ones (two vectors here set off a false
+    // -Wfree-nonheap-object in g++ 12 once this is inlined).
+    std::vector<std::uint64_t> buffer(2 * slots * words, 0);
+    const std::span<std::uint64_t> mine(buffer.data(), slots * words), all(buffer.data() + slots * words, slots * words);
     for (std::size_t k = 1; k + 1 < slots; ++k) {
       const auto s = cuts.separators[k];
       if (s >= first && s < first + n) {
