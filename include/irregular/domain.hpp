@@ -218,14 +218,21 @@ class IrregularDomain : private detail::DomainRemap<Element, C, Metric, P> {
     auto d = start_record(plan, opt);
     d.decision_seconds = lap(t0);
     if (plan.unbalance <= opt.threshold) return d;
-    std::vector<double> work(loads_.values().begin(), loads_.values().end());
-    for (auto& w : work) w *= plan.work_scale;
+    // The leaf work: the loads themselves unless scaled (measured seconds on a rank of another
+    // capacity) or shifted by neighbour rounds, which change it.
+    std::vector<double> work;
+    const bool own_work = plan.work_scale != 1.0 || (segments && opt.strategy == RemapStrategy::neighbour_shift);
+    if (own_work) {
+      work.assign(loads_.values().begin(), loads_.values().end());
+      for (auto& w : work) w *= plan.work_scale;
+    }
+    const std::span<const double> leaf_work = own_work ? std::span<const double>(work) : std::span<const double>(loads_.values());
     auto next = [&] {
       if constexpr (segments)
-        if (!plan.uniform) return capacity_cut(comm_.get(), map_, leaves_, work, plan.chain_capacities()).map();
+        if (!plan.uniform) return capacity_cut(comm_.get(), map_, leaves_, leaf_work, plan.chain_capacities()).map();
       return options_.partitioner.template partition<C>(comm_.get(), LeafChain<C>{leaves_, loads_.values()}, &map_);
     }();
-    const auto est = estimate_remap(comm_.get(), next, plan.order, leaves_, work, std::span<const index_type>(store_.keys),
+    const auto est = estimate_remap(comm_.get(), next, plan.order, leaves_, leaf_work, std::span<const index_type>(store_.keys),
                                     sizeof(Element) + sizeof(index_type));
     d.cut_seconds = lap(t0);
     if (!judge_profitability(plan, est, opt, migration_bytes_, d)) return d;

@@ -277,7 +277,19 @@ RemapEstimate estimate_remap(const boost::mpi::communicator& comm, const M& targ
   if constexpr (M::contiguous_segments) {
     // Parts are curve intervals: the leaves and keys outside the new segment are two runs.
     const auto seg = target.segment(static_cast<int>(pos));
-    for (std::size_t i = 0; i < leaves.size(); ++i) mine[static_cast<std::size_t>(target.owner(leaves.starts_[i]))] += work[i];
+    // Owners grow along the sorted starts: one run per owner, found by binary search, summed in
+    // leaf order as a per-leaf loop would (a lookup per leaf cost more than the whole cut).
+    const auto& st = leaves.starts_;
+    for (std::size_t i = 0; i < st.size();) {
+      const int k = target.owner(st[i]);
+      const auto end = static_cast<std::size_t>(
+          std::partition_point(st.begin() + static_cast<std::ptrdiff_t>(i), st.end(),
+                               [&](const I& x) { return target.owner(x) <= k; }) -
+          st.begin());
+      mine[static_cast<std::size_t>(k)] += std::accumulate(work.begin() + static_cast<std::ptrdiff_t>(i),
+                                                           work.begin() + static_cast<std::ptrdiff_t>(end), 0.0);
+      i = end;
+    }
     const auto lo = std::lower_bound(leaves.starts_.begin(), leaves.starts_.end(), seg.start) - leaves.starts_.begin();
     const auto hi = std::lower_bound(leaves.starts_.begin(), leaves.starts_.end(), seg.end) - leaves.starts_.begin();
     leaves_out = leaves.size() - static_cast<std::uint64_t>(hi - lo);
