@@ -1,8 +1,7 @@
 // IrregularDomain: the H-Tree of one irregular problem distributed over the ranks of a
-// communicator (baiardi-2001 §2–4). A thin front that composes the element store, the
-// distributed leaves, a Partitioner policy and the remap pipeline; it never looks at which
-// partitioner or ownership map it holds.
-// Its state and agreement: distributed/domain_state.hpp; the remap pipeline: domain_remap.hpp.
+// communicator (baiardi-2001 §2–4). A thin front over the element store, the distributed leaves,
+// a Partitioner policy and the remap pipeline; it never looks at which partitioner or ownership
+// map it holds. State and agreement: distributed/domain_state.hpp; remap: domain_remap.hpp.
 #pragma once
 
 #include <irregular/core/box.hpp>
@@ -218,15 +217,11 @@ class IrregularDomain : private detail::DomainRemap<Element, C, Metric, P> {
     auto d = start_record(plan, opt);
     d.decision_seconds = lap(t0);
     if (plan.unbalance <= opt.threshold) return d;
-    // The leaf work: the loads themselves unless scaled (measured seconds on a rank of another
-    // capacity) or shifted by neighbour rounds, which change it.
+    // The leaf work: the loads, copied only when scaled or changed by neighbour shifts.
     std::vector<double> work;
-    const bool own_work = plan.work_scale != 1.0 || (segments && opt.strategy == RemapStrategy::neighbour_shift);
-    if (own_work) {
-      work.assign(loads_.values().begin(), loads_.values().end());
-      for (auto& w : work) w *= plan.work_scale;
-    }
-    const std::span<const double> leaf_work = own_work ? std::span<const double>(work) : std::span<const double>(loads_.values());
+    if (plan.work_scale != 1.0 || (segments && opt.strategy == RemapStrategy::neighbour_shift))
+      for (double l : loads_.values()) work.push_back(l * plan.work_scale);
+    const std::span<const double> leaf_work = work.empty() ? std::span<const double>(loads_.values()) : work;
     auto next = [&] {
       if constexpr (segments)
         if (!plan.uniform) return capacity_cut(comm_.get(), map_, leaves_, leaf_work, plan.chain_capacities()).map();

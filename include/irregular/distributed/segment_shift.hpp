@@ -6,7 +6,6 @@
 
 #include <irregular/core/assert.hpp>
 #include <irregular/core/concepts.hpp>
-#include <irregular/core/detail/uninitialized_allocator.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/curve/interval.hpp>
 #include <irregular/distributed/distributed_sort.hpp>
@@ -229,20 +228,11 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
       const std::size_t a = firsts[k].second, b = k + 1 < firsts.size() ? firsts[k + 1].second : regions.size();
       sends.push_back({firsts[k].first, std::span<const detail::ByteRegion>(regions).subspan(a, b - a)});
     }
-    struct Sink {
-      std::vector<std::pair<int, std::vector<char, detail::UninitializedAllocator<char>>>> got;
-      char* reserve(int source, std::size_t offset, std::size_t bytes) {
-        if (offset == 0) got.push_back({source, {}});
-        auto& buf = got.back().second;
-        buf.resize(offset + bytes);
-        return buf.data() + offset;
-      }
-      void finish(int, std::size_t) {}
-    } sink;
+    detail::MessageBuffers sink;
     mpi::detail_exchange::check_tag(tag);
     mpi::ExchangeStats stats;
     detail::nbx_exchange(comm, tag, std::span<const detail::OutgoingGather>(sends), sink, stats);
-    std::sort(sink.got.begin(), sink.got.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    sink.sort_by_source();
 
     // Arrivals, parsed in place (they are copied once, straight to their final slots); those
     // from lower ranks go in front of the kept run, those from higher ranks behind it.

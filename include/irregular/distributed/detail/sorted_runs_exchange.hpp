@@ -7,7 +7,6 @@
 #pragma once
 
 #include <irregular/core/detail/headroom.hpp>
-#include <irregular/core/detail/uninitialized_allocator.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/mpi/counters.hpp>
 #include <irregular/mpi/detail/nbx.hpp>
@@ -54,16 +53,7 @@ void exchange_sorted_runs(const boost::mpi::communicator& comm, std::vector<E>& 
     regions.push_back({reinterpret_cast<const char*>(elements.data() + b), n * sizeof(E)});
     sends.push_back({static_cast<int>(d), std::span<const ByteRegion>(regions).last(2)});
   }
-  struct Sink {
-    std::vector<std::pair<int, std::vector<char, UninitializedAllocator<char>>>> got;
-    char* reserve(int source, std::size_t offset, std::size_t bytes) {
-      if (offset == 0) got.push_back({source, {}});
-      auto& buf = got.back().second;
-      buf.resize(offset + bytes);
-      return buf.data() + offset;
-    }
-    void finish(int, std::size_t) {}
-  } sink;
+  MessageBuffers sink;
   mpi::detail_exchange::check_tag(tag);
   mpi::ExchangeStats stats;
   nbx_exchange(comm, tag, std::span<const OutgoingGather>(sends), sink, stats);
@@ -75,7 +65,7 @@ void exchange_sorted_runs(const boost::mpi::communicator& comm, std::vector<E>& 
     const E* e;
     std::size_t n;
   };
-  std::sort(sink.got.begin(), sink.got.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  sink.sort_by_source();
   const std::size_t own_b = offsets[self], own_n = offsets[self + 1] - own_b;
   std::size_t total = own_n, own_at = 0;
   std::vector<Run> runs;

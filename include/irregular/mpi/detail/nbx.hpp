@@ -4,6 +4,7 @@
 #pragma once
 
 #include <irregular/core/assert.hpp>
+#include <irregular/core/detail/uninitialized_allocator.hpp>
 #include <irregular/mpi/counters.hpp>
 
 #include <boost/mpi/exception.hpp>
@@ -14,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace irregular::detail {
@@ -160,6 +162,23 @@ void nbx_exchange(MPI_Comm comm, int tag, std::span<const OutgoingGather> sends,
   }
   BOOST_MPI_CHECK_RESULT(MPI_Barrier, (comm));
 }
+
+/// A sink that keeps every message whole, in a buffer of its own that nothing zeroes first,
+/// with its source; sort_by_source() puts them in rank order.
+struct MessageBuffers {
+  std::vector<std::pair<int, std::vector<char, UninitializedAllocator<char>>>> got;
+
+  char* reserve(int source, std::size_t offset, std::size_t bytes) {
+    if (offset == 0) got.push_back({source, {}});
+    auto& buf = got.back().second;
+    buf.resize(offset + bytes);
+    return buf.data() + offset;
+  }
+  void finish(int, std::size_t) {}
+  void sort_by_source() {
+    std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+};
 
 /// One contiguous buffer per message: the gather form with one region each.
 template <class Sink>
