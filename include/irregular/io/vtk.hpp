@@ -55,7 +55,8 @@ template <class T>
 void put(std::string& out, T v) {
   char buf[32];
   const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, r.ptr);
+  // Pointer and length: g++ 12 at -O3 sees a false overlap in the iterator-pair append.
+  out.append(buf, static_cast<std::size_t>(r.ptr - buf));
 }
 
 /// Throws irregular::invalid_argument for a field that does not fit `cells` cells, a reserved,
