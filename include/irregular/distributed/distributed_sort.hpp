@@ -415,27 +415,27 @@ std::vector<Index> sample_sort(const boost::mpi::communicator& comm, std::vector
   offsets[up] = keys.size();
   if constexpr (detail::sorted_runs_direct<E, Index>) {
     detail::exchange_sorted_runs(comm, elements, keys, std::span<const std::size_t>(offsets), tag, stats);
-    return bounds;
+  } else {
+    auto got = mpi::sparse_exchange(comm, std::span<const E>(elements), std::span<const std::size_t>(offsets),
+                                    tag, stats);
+    // This rank's own run keeps its keys; the others' are recomputed.
+    const auto me = static_cast<std::size_t>(comm.rank());
+    std::vector<Index> own(keys.begin() + static_cast<std::ptrdiff_t>(offsets[me]),
+                           keys.begin() + static_cast<std::ptrdiff_t>(offsets[me + 1]));
+    std::vector<E> spare = std::move(elements);  // its pages take the merged run
+    spare.clear();
+    elements = std::move(got.values);
+    keys.resize(elements.size());
+    for (std::size_t i = 0; i < got.sources.size(); ++i) {
+      const std::size_t b = got.offsets[i], e = got.offsets[i + 1];
+      if (static_cast<std::size_t>(got.sources[i]) == me && e - b == own.size())
+        std::copy(own.begin(), own.end(), keys.begin() + static_cast<std::ptrdiff_t>(b));
+      else
+        for (std::size_t j = b; j < e; ++j) keys[j] = key_of(elements[j]);
+    }
+    // Runs arrive sorted and grouped by source in rank order: a stable merge keeps determinism.
+    detail::merge_runs(elements, keys, std::span<const std::size_t>(got.offsets), std::move(spare));
   }
-  auto got = mpi::sparse_exchange(comm, std::span<const E>(elements), std::span<const std::size_t>(offsets),
-                                  tag, stats);
-  // This rank's own run keeps its keys; the others' are recomputed.
-  const auto me = static_cast<std::size_t>(comm.rank());
-  std::vector<Index> own(keys.begin() + static_cast<std::ptrdiff_t>(offsets[me]),
-                         keys.begin() + static_cast<std::ptrdiff_t>(offsets[me + 1]));
-  std::vector<E> spare = std::move(elements);  // its pages take the merged run
-  spare.clear();
-  elements = std::move(got.values);
-  keys.resize(elements.size());
-  for (std::size_t i = 0; i < got.sources.size(); ++i) {
-    const std::size_t b = got.offsets[i], e = got.offsets[i + 1];
-    if (static_cast<std::size_t>(got.sources[i]) == me && e - b == own.size())
-      std::copy(own.begin(), own.end(), keys.begin() + static_cast<std::ptrdiff_t>(b));
-    else
-      for (std::size_t j = b; j < e; ++j) keys[j] = key_of(elements[j]);
-  }
-  // Runs arrive sorted and grouped by source in rank order: a stable merge keeps determinism.
-  detail::merge_runs(elements, keys, std::span<const std::size_t>(got.offsets), std::move(spare));
   return bounds;
 }
 

@@ -110,11 +110,14 @@ struct Fragile {
   }
 };
 
+/// The element-count domain most cases here use.
+using CountDomain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, Curve, irr::load::ElementCount>;
+
 }  // namespace
 
 TEST_CASE("a throwing update on one rank fails move_elements everywhere, nothing moved", "[agree]") {
   mpi::communicator world;
-  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, Curve, irr::load::ElementCount>;
+  using Domain = CountDomain;
   Domain d(world, unit, irr::refine::max_elements(8));
   fill(d);
   const int bad = last_rank(world);
@@ -134,7 +137,7 @@ TEST_CASE("a throwing update on one rank fails move_elements everywhere, nothing
 
 TEST_CASE("a throwing update that removes fails everywhere: nothing removed, the inserted stay pending", "[agree]") {
   mpi::communicator world;
-  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, Curve, irr::load::ElementCount>;
+  using Domain = CountDomain;
   Domain d(world, unit, irr::refine::max_elements(8));
   fill(d);
   const int bad = last_rank(world);
@@ -158,7 +161,7 @@ TEST_CASE("a throwing update that removes fails everywhere: nothing removed, the
 
 TEST_CASE("a throwing refinement condition on one rank fails build and move_elements everywhere", "[agree]") {
   mpi::communicator world;
-  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, Curve, irr::load::ElementCount>;
+  using Domain = CountDomain;
   const int bad = last_rank(world);
   bool armed = false;
   auto condition = [&](const irr::Cell<2>& c, std::size_t count) {
@@ -260,7 +263,7 @@ TEST_CASE("element serialization failing on one rank fails move and rebalance ev
 
 TEST_CASE("bad arguments on one rank fail every rank: threshold, element, runaway refinement", "[agree][errors]") {
   mpi::communicator world;
-  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, Curve, irr::load::ElementCount>;
+  using Domain = CountDomain;
   const int bad = last_rank(world);
   Domain d(world, unit, irr::refine::max_elements(8));
   fill(d);
@@ -335,7 +338,7 @@ TEST_CASE("measured loads share one unit: a rank twice as slow ends with half th
 
 TEST_CASE("last_migration reports nothing after a rebalance that does not remap", "[domain]") {
   mpi::communicator world;
-  using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, Curve, irr::load::ElementCount>;
+  using Domain = CountDomain;
   Domain d(world, unit, irr::refine::max_elements(8));
   insert_and_build(d, clustered<2>(600, 5), 0);  // everything starts on rank 0: the build moves
   if (world.size() > 1) REQUIRE(d.last_migration().elements > 0);
