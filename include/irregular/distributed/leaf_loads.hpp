@@ -8,6 +8,7 @@
 #include <irregular/core/error.hpp>
 #include <irregular/distributed/load_metric.hpp>
 #include <irregular/distributed/local_leaves.hpp>
+#include <irregular/distributed/detail/open_around.hpp>
 #include <irregular/distributed/segment_shift.hpp>
 
 #include <boost/mpi/collectives.hpp>
@@ -72,7 +73,7 @@ class LeafLoads {
       for (std::size_t i = 0; i < s.kept_first; ++i) dropped += loads_[i];
       for (std::size_t i = kept_end; i < loads_.size(); ++i) dropped += loads_[i];
     }
-    detail_shift::open_around(loads_, s.kept_first, kept_end, s.low, s.high);
+    detail::open_around(loads_, s.kept_first, kept_end, s.low, s.high);
     double arrived = 0;
     auto arrive = [&](std::size_t i) {
       const double l = estimate_one(metric, leaves, elements_of, i, rank);

@@ -6,6 +6,7 @@
 #include <irregular/core/assert.hpp>
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/error.hpp>
+#include <irregular/distributed/detail/open_around.hpp>
 #include <irregular/distributed/distributed_sort.hpp>
 #include <irregular/distributed/local_leaves.hpp>
 #include <irregular/mpi/collective_error.hpp>
@@ -59,23 +60,24 @@ inline Groups group(std::span<const int> dest, std::size_t p, bool allow_in_plac
   Groups g;
   g.begin.assign(p, 0);
   g.count.assign(p, 0);
-  for (int d : dest) ++g.count[static_cast<std::size_t>(d)];
-  if (allow_in_place) {  // one run per destination?
-    std::vector<char> seen(p, 0);
-    for (std::size_t i = 0; i < dest.size(); ++i) {
-      const auto d = static_cast<std::size_t>(dest[i]);
-      if (i > 0 && dest[i - 1] == dest[i]) continue;
-      if (seen[d]) {
-        g.grouped = false;
-        break;
-      }
-      seen[d] = 1;
-      g.begin[d] = i;
+  // One pass over the runs of equal destinations: counts, and whether each destination has one run.
+  std::vector<char> seen(allow_in_place ? p : 0, 0);
+  g.grouped = allow_in_place;
+  for (std::size_t i = 0; i < dest.size();) {
+    const int d = dest[i];
+    std::size_t j = i + 1;
+    while (j < dest.size() && dest[j] == d) ++j;
+    const auto ud = static_cast<std::size_t>(d);
+    g.count[ud] += j - i;
+    if (g.grouped) {
+      if (seen[ud]) g.grouped = false;
+      seen[ud] = 1;
+      g.begin[ud] = i;
     }
-    if (g.grouped) return g;
+    i = j;
   }
+  if (g.grouped) return g;
   // Counting sort by destination keeps each group in its input (sorted) order.
-  g.grouped = false;
   for (std::size_t r = 0, at = 0; r < p; ++r) {
     g.begin[r] = at;
     at += g.count[r];
@@ -242,20 +244,19 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
   std::vector<I> result_keys;
   if constexpr (raw) {
     // Arrivals land straight in `arrivals`, one after another; the [records][trailer] tail of
-    // each message lands past its elements and is cut off once split.
+    // each message lands past its elements and is cut off once split. A rank that keeps none of
+    // its elements and sends none from its array (empty, or sending a staged copy) lends that
+    // array's storage: its pages are touched already, a fresh buffer's would fault one by one.
     std::vector<E> arrivals;
-    std::vector<I> arrival_keys;
-    if (self_n == 0) {  // no own key is needed any more: receive keys into their storage
-      arrival_keys.swap(keys);
-      arrival_keys.clear();
-    }
+    const bool lend = self_n == 0 && (elements.empty() || !eg.grouped);
+    if (lend) arrivals.swap(elements);
+    const std::size_t lent = arrivals.size();  // restored on error: the staged copy holds them all
+    arrivals.clear();
     struct Sink {
       std::vector<E>* out;
       std::size_t base = 0;
       decltype(split)* split_fn;
       std::vector<Segment>* segs;
-      std::vector<I>* out_keys;
-      std::remove_reference_t<KeyOf>* key_fn;
       char* reserve(int, std::size_t offset, std::size_t bytes) {
         if (offset == 0) base = out->size();
         const std::size_t need = base + (offset + bytes + sizeof(E) - 1) / sizeof(E);
@@ -272,70 +273,69 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
         }
         out->resize(base + static_cast<std::size_t>(t.elements));
         segs->back().first = base;
-        out_keys->reserve(out->capacity());
-        for (std::size_t j = base; j < out->size(); ++j) out_keys->push_back((*key_fn)((*out)[j]));
       }
-    } sink{&arrivals, 0, &split, &segments, &arrival_keys, &key_of};
+    } sink{&arrivals, 0, &split, &segments};
     detail::nbx_exchange(comm, tag, std::span<const detail::OutgoingGather>(sends), sink, stats);
-    if (!error.empty()) {  // leave the arrays as they were: only the keys' storage was lent out
-      if (self_n == 0) {
-        keys.clear();
-        for (const E& e : elements) keys.push_back(key_of(e));
+    if (!error.empty()) {  // leave the arrays as they were
+      if (lend) {
+        elements.swap(arrivals);
+        elements.resize(lent);
+        for (std::size_t k = 0; k < lent; ++k) elements[eg.order[k]] = staged[k];
       }
       throw parse_error(error);
     }
 
     // Sources in rank order, with this rank's own part in its place: contiguous segments stay
-    // sorted. Arrivals already in that order (one partner, or partners below this rank) stay
-    // where they landed; otherwise they are laid out again once.
-    const bool ascending = std::is_sorted(segments.begin(), segments.end(),
-                                          [](const Segment& a, const Segment& b) { return a.source < b.source; });
-    if (segments.empty() && eg.grouped) {  // nothing arrived: keep the own run where it is
-      const auto b = static_cast<std::ptrdiff_t>(eg.begin[self]), e = b + static_cast<std::ptrdiff_t>(self_n);
-      elements.erase(elements.begin() + e, elements.end());
-      elements.erase(elements.begin(), elements.begin() + b);
-      keys.erase(keys.begin() + e, keys.end());
-      keys.erase(keys.begin(), keys.begin() + b);
+    // sorted. Keys are computed once, for the arrivals only, where they end up.
+    const auto by_source = [](const Segment& x, const Segment& y) { return x.source < y.source; };
+    if (!std::is_sorted(segments.begin(), segments.end(), by_source)) {
+      // Lay the arrivals out in rank order once (rare: several partners out of order).
+      std::stable_sort(segments.begin(), segments.end(), by_source);
+      std::vector<E> ordered;
+      ordered.reserve(arrivals.size());
+      for (Segment& sg : segments) {
+        const auto f = arrivals.begin() + static_cast<std::ptrdiff_t>(sg.first);
+        sg.first = ordered.size();
+        ordered.insert(ordered.end(), f, f + static_cast<std::ptrdiff_t>(sg.count));
+      }
+      arrivals.swap(ordered);
+    }
+    std::size_t low_e = 0;  // arrivals from lower ranks: arrivals[0, low_e)
+    for (const Segment& sg : segments)
+      if (sg.source < me) low_e += sg.count;
+    const std::size_t high_e = arrivals.size() - low_e;
+    auto key_range = [&](std::vector<I>& ks, const std::vector<E>& es, std::size_t from, std::size_t to) {
+      for (std::size_t j = from; j < to; ++j) ks[j] = key_of(es[j]);
+    };
+    if (self_n == 0) {
+      result.swap(arrivals);
+      result_keys.swap(keys);  // no own key is needed any more: its storage takes theirs
+      result_keys.resize(result.size());
+      key_range(result_keys, result, 0, result.size());
+    } else if (eg.grouped) {
+      // Every send has completed: the own run stays in its array, the arrivals go around it.
+      const std::size_t b = eg.begin[self], e = b + self_n;
+      detail::open_around(elements, b, e, low_e, high_e);
+      detail::open_around(keys, b, e, low_e, high_e);
+      std::copy(arrivals.begin(), arrivals.begin() + static_cast<std::ptrdiff_t>(low_e), elements.begin());
+      std::copy(arrivals.begin() + static_cast<std::ptrdiff_t>(low_e), arrivals.end(),
+                elements.begin() + static_cast<std::ptrdiff_t>(low_e + self_n));
+      key_range(keys, elements, 0, low_e);
+      key_range(keys, elements, low_e + self_n, elements.size());
       result.swap(elements);
       result_keys.swap(keys);
-    } else if (segments.empty()) {
-      result.resize(self_n);
-      result_keys.resize(self_n);
+    } else {  // the own part is scattered: gathered between the arrivals
+      result.resize(arrivals.size() + self_n);
+      result_keys.resize(result.size());
+      std::copy(arrivals.begin(), arrivals.begin() + static_cast<std::ptrdiff_t>(low_e), result.begin());
       for (std::size_t k = 0; k < self_n; ++k) {
-        result[k] = self_element(k);
-        result_keys[k] = self_key(k);
+        result[low_e + k] = self_element(k);
+        result_keys[low_e + k] = self_key(k);
       }
-    } else if (ascending && (self_n == 0 || segments.back().source < me)) {
-      result.swap(arrivals);
-      result_keys.swap(arrival_keys);
-      result.reserve(result.size() + self_n);
-      result_keys.reserve(result.size() + self_n);
-      for (std::size_t k = 0; k < self_n; ++k) {
-        result.push_back(self_element(k));
-        result_keys.push_back(self_key(k));
-      }
-    } else {
-      std::vector<const Segment*> by_rank;
-      for (const Segment& s : segments) by_rank.push_back(&s);
-      std::sort(by_rank.begin(), by_rank.end(), [](const Segment* a, const Segment* b) { return a->source < b->source; });
-      result.reserve(arrivals.size() + self_n);
-      result_keys.reserve(arrivals.size() + self_n);
-      bool self_done = false;
-      auto take_self = [&] {
-        for (std::size_t k = 0; k < self_n; ++k) {
-          result.push_back(self_element(k));
-          result_keys.push_back(self_key(k));
-        }
-        self_done = true;
-      };
-      for (const Segment* s : by_rank) {
-        if (!self_done && s->source > me) take_self();
-        result.insert(result.end(), arrivals.begin() + static_cast<std::ptrdiff_t>(s->first),
-                      arrivals.begin() + static_cast<std::ptrdiff_t>(s->first + s->count));
-        result_keys.insert(result_keys.end(), arrival_keys.begin() + static_cast<std::ptrdiff_t>(s->first),
-                           arrival_keys.begin() + static_cast<std::ptrdiff_t>(s->first + s->count));
-      }
-      if (!self_done) take_self();
+      std::copy(arrivals.begin() + static_cast<std::ptrdiff_t>(low_e), arrivals.end(),
+                result.begin() + static_cast<std::ptrdiff_t>(low_e + self_n));
+      key_range(result_keys, result, 0, low_e);
+      key_range(result_keys, result, low_e + self_n, result.size());
     }
   } else {
     mpi::detail_exchange::BufferSink<char, detail::PackedBuffer> sink;

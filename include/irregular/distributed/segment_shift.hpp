@@ -8,6 +8,7 @@
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/curve/interval.hpp>
+#include <irregular/distributed/detail/open_around.hpp>
 #include <irregular/distributed/distributed_sort.hpp>
 #include <irregular/distributed/local_leaves.hpp>
 #include <irregular/distributed/ownership_map.hpp>
@@ -46,47 +47,6 @@ struct Trailer {
   std::uint64_t leaves;
   std::uint64_t payload;  // 1 when a payload value travels with each leaf
 };
-
-/// Opens v for low ++ v[a, b) ++ high with k low and h high values: afterwards v.size() ==
-/// k + (b - a) + h, the kept run sits at [k, k + b - a), transformed by f, and the k front and h
-/// back slots hold unspecified values for the caller to overwrite. The kept run moves once (not
-/// at all when k == a and f is the identity); storage is reallocated only when the result
-/// outgrows it, and then only the kept run is copied.
-template <class T, class F = std::identity>
-void open_around(std::vector<T>& v, std::size_t a, std::size_t b, std::size_t k, std::size_t h, F f = {}) {
-  constexpr bool plain = std::is_same_v<F, std::identity>;
-  const std::size_t kept = b - a, n = k + kept + h;
-  const auto at = [](auto& w, std::size_t i) { return w.begin() + static_cast<std::ptrdiff_t>(i); };
-  if (n > v.capacity()) {
-    std::vector<T> w;
-    w.reserve(n);
-    w.resize(k);
-    if constexpr (plain) {
-      w.insert(w.end(), at(v, a), at(v, b));
-    } else {
-      w.resize(k + kept);
-      std::transform(at(v, a), at(v, b), at(w, k), f);
-    }
-    w.resize(n);
-    v.swap(w);
-    return;
-  }
-  if (k > a) {  // the kept run moves up: make room first (no reallocation: n <= capacity)
-    if (v.size() < n) v.resize(n);
-    if constexpr (plain) {
-      std::copy_backward(at(v, a), at(v, b), at(v, k + kept));
-    } else {
-      for (std::size_t i = kept; i-- > 0;) v[k + i] = f(v[a + i]);
-    }
-  } else if (k < a || !plain) {
-    if constexpr (plain) {
-      std::copy(at(v, a), at(v, b), at(v, k));
-    } else {
-      std::transform(at(v, a), at(v, b), at(v, k), f);
-    }
-  }
-  v.resize(n);
-}
 
 /// One received shift message, parsed in place: where each array's run starts in the buffer.
 struct Arrival {
@@ -288,7 +248,7 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
     auto splice = [&](auto& v, std::size_t first, std::size_t last, std::size_t nl, std::size_t nh, auto field,
                       auto count) {
       using T = typename std::remove_reference_t<decltype(v)>::value_type;
-      detail_shift::open_around(v, first, last, nl, nh);
+      detail::open_around(v, first, last, nl, nh);
       detail_shift::copy_runs<T>(v.data(), low, field, count);
       detail_shift::copy_runs<T>(v.data() + nl + (last - first), high, field, count);
     };
@@ -352,10 +312,10 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
       if (whole) {
         off.pop_back();  // the end marker; kept leaves' offsets move by one constant
         if (low_e == ea) {
-          detail_shift::open_around(off, a, b, low_l, high_l);
+          detail::open_around(off, a, b, low_l, high_l);
         } else {
           const std::size_t up = low_e, down = ea;
-          detail_shift::open_around(off, a, b, low_l, high_l, [up, down](std::size_t o) { return o - down + up; });
+          detail::open_around(off, a, b, low_l, high_l, [up, down](std::size_t o) { return o - down + up; });
         }
         std::size_t e = 0;
         for (std::size_t i = 0; i < low_l; ++i) {
