@@ -637,3 +637,50 @@ TEMPLATE_TEST_CASE("back-to-back migrations with one tag do not mix", "[mpi][tra
                    SerElem) {
   for (std::uint64_t seed = 10; seed < 20; ++seed) check_migration<TestType>(Pattern::random, seed);
 }
+
+TEST_CASE("a message that does not parse leaves the receiving rank's arrays as they were", "[mpi][transport][migrate]") {
+  // Rank 1 sends five stray bytes on the migration's tag to rank 0. Rank 0 sends all its elements
+  // away in scattered order (from a staged copy), so it lends its own array to the arrivals; the
+  // stray message fails to parse there, and rank 0 must get back exactly what it had.
+  const boost::mpi::communicator world;
+  const int p = world.size(), me = world.rank();
+  if (p < 2) return;
+  constexpr int tag = 23;
+  std::vector<RawElem> elements;
+  std::vector<Index> keys;
+  std::vector<int> dest;
+  for (int i = 0; i < 40; ++i) {
+    const auto key = static_cast<std::uint64_t>(i * p + me) * 8;
+    elements.push_back(make_elem(static_cast<RawElem*>(nullptr), key, me, i));
+    keys.push_back(static_cast<Index>(key));
+    dest.push_back(me == 0 ? 1 + i % (p - 1) : me);  // rank 0: every element away, interleaved
+  }
+  if (me == 0 && p > 2) std::swap(dest[0], dest[1]);
+  const auto before = elements;
+  const auto keys_before = keys;
+  irregular::LocalLeaves<Curve> leaves;
+  std::vector<double> loads;
+  const char stray[5] = {1, 2, 3, 4, 5};
+  MPI_Request stray_request = MPI_REQUEST_NULL;
+  if (me == 1) MPI_Issend(stray, 5, MPI_BYTE, 0, tag, world, &stray_request);
+  if (me == 0) {  // the stray is matchable before the exchange starts, so its probe loop takes it
+    MPI_Status status;
+    MPI_Probe(1, tag, world, &status);
+  }
+  bool threw = false;
+  try {
+    irregular::migrate<Curve>(world, std::span<const int>(), dest, leaves, loads, elements, keys,
+                              [](const RawElem& e) { return static_cast<Index>(e.key); }, tag);
+  } catch (const irregular::parse_error&) {
+    threw = true;
+  }
+  if (me == 1) MPI_Wait(&stray_request, MPI_STATUS_IGNORE);
+  world.barrier();
+  if (me == 0) {
+    CHECK(threw);
+    CHECK(elements == before);
+    CHECK(keys == keys_before);
+  } else {
+    CHECK_FALSE(threw);
+  }
+}
