@@ -358,7 +358,7 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
     if (!self_seen) seam(self_n);
     IRREGULAR_ASSERT(at == result_keys.size());
   } else {
-    mpi::detail_exchange::BufferSink<char, detail::PackedBuffer> sink;
+    mpi::detail_exchange::BufferSink<char, detail::FrameBuffer> sink;
     detail::nbx_exchange(comm, tag, std::span<const detail::OutgoingGather>(sends), sink, stats);
     std::sort(sink.got.begin(), sink.got.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     // Split every message first, so the result is sized once and a bad message changes nothing.
@@ -392,7 +392,7 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
       }
       segments[m].first = at;
       at += segments[m].count;
-      detail::PackedBuffer().swap(msg);  // free as we go
+      detail::recycle_frame_buffer(msg);  // as we go
     }
     if (!self_done) self_at = at;
     // Keys: the part that stays keeps its keys; only received elements are keyed again.

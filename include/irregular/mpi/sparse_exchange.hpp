@@ -55,14 +55,19 @@ inline void check_tag(int tag) {
 }
 
 // Receives each message into its own buffer (of T for raw types, so the bytes land in place;
-// a packed-archive buffer for serialized types).
+// a frame buffer for serialized types).
 template <class Unit, class Vector = std::vector<Unit>>
 struct BufferSink {
   std::vector<std::pair<int, Vector>> got;
   bool ragged = false;  // a raw message whose length is not a multiple of sizeof(Unit)
 
   char* reserve(int source, std::size_t offset, std::size_t bytes) {
-    if (offset == 0) got.emplace_back(source, Vector{});
+    if (offset == 0) {
+      if constexpr (std::is_same_v<Vector, irregular::detail::FrameBuffer>)
+        got.emplace_back(source, irregular::detail::take_frame_buffer(bytes));
+      else
+        got.emplace_back(source, Vector{});
+    }
     Vector& v = got.back().second;
     const std::size_t need = (offset + bytes + sizeof(Unit) - 1) / sizeof(Unit);
     if (need > v.capacity()) v.reserve(std::max(need, 2 * v.capacity()));
@@ -85,7 +90,7 @@ Received<T> exchange(const boost::mpi::communicator& comm, int tag, Slice slice,
   const int me = comm.rank();
   ExchangeStats stats;
   std::vector<irregular::detail::OutgoingBytes> sends;
-  // Serialized path: per destination, packed-archive frames sent as one gathered message.
+  // Serialized path: per destination, archive frames sent as one gathered message.
   std::vector<irregular::detail::PackedFrames> packed;
   std::vector<irregular::detail::ByteRegion> regions;
   std::vector<irregular::detail::OutgoingGather> gathers;
@@ -121,7 +126,7 @@ Received<T> exchange(const boost::mpi::communicator& comm, int tag, Slice slice,
   }
 
   using Unit = std::conditional_t<is_raw_transportable<T>, T, char>;
-  using Vector = std::conditional_t<is_raw_transportable<T>, std::vector<T>, irregular::detail::PackedBuffer>;
+  using Vector = std::conditional_t<is_raw_transportable<T>, std::vector<T>, irregular::detail::FrameBuffer>;
   BufferSink<Unit, Vector> sink;
   if constexpr (is_raw_transportable<T>)
     irregular::detail::nbx_exchange(comm, tag, std::span<const irregular::detail::OutgoingBytes>(sends), sink,
@@ -202,7 +207,7 @@ Received<T> exchange(const boost::mpi::communicator& comm, int tag, Slice slice,
         failure = "irregular::mpi::sparse_exchange: rank " + std::to_string(me) + " received " +
                   std::to_string(it->second.size()) + " bytes from rank " + std::to_string(it->first) +
                   " that do not parse: " + error;
-      irregular::detail::PackedBuffer().swap(it->second);  // free as we go: peak memory stays near one copy
+      irregular::detail::recycle_frame_buffer(it->second);  // as we go: peak memory stays near one copy
     }
     out.sources.push_back(it->first);
     out.offsets.push_back(out.values.size());
@@ -217,8 +222,9 @@ Received<T> exchange(const boost::mpi::communicator& comm, int tag, Slice slice,
 /// Sends outgoing[d] to rank d for every d with a non-empty vector (one message each; nothing to
 /// partners with nothing), receives from ranks unknown in advance, and returns what arrived
 /// grouped by source rank in increasing order. outgoing[comm.rank()] is delivered locally.
-/// Raw types travel as bytes straight from outgoing; others through Boost.MPI packed archives
-/// (detail/packed_frames.hpp), each element's serialize() called directly.
+/// Raw types travel as bytes straight from outgoing; others through a lean binary archive
+/// (detail/wire_archive.hpp; Boost.MPI packed archives for types opted out by
+/// packed_archive_transport), each element's serialize() called directly.
 /// Messages over 1 GiB are split into pieces, never rejected. `tag` and `comm` belong to the
 /// caller; back-to-back calls with the same tag do not mix. Collective over comm.
 /// When outgoing.size() differs from comm.size() or the tag is out of range on any rank, every

@@ -1,7 +1,7 @@
 // How a value type travels between ranks (DESIGN.md "Policies", element adaptation): trivially
 // copyable types as raw bytes, everything else through Boost.Serialization. pack()/unpack() write
-// self-contained binary archives; sparse_exchange and migrate use packed archives
-// (detail/packed_frames.hpp), which need the communicator but run 3-4x faster.
+// self-contained binary archives; sparse_exchange and migrate use the lean wire archive
+// (detail/wire_archive.hpp, several times faster; see packed_archive_transport there).
 #pragma once
 
 #include <irregular/core/error.hpp>

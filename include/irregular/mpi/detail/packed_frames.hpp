@@ -1,9 +1,13 @@
-// Serialized values on the wire of sparse exchanges and migration: Boost.MPI packed archives in
-// frames, each element saved by a direct call of its serialize() (bench/README.md, transport:
-// 3-4x faster than binary archives through std::streambuf with per-object class bookkeeping).
+// Serialized values on the wire of sparse exchanges and migration: frames of the wire archive
+// (detail/wire_archive.hpp), each element's serialize() called directly; element types opted out
+// by mpi::packed_archive_transport travel through Boost.MPI packed archives instead.
+// bench/README.md, transport: the wire archive is several times faster than either Boost archive.
 #pragma once
 
+#include <irregular/core/detail/uninitialized_allocator.hpp>
+#include <irregular/core/error.hpp>
 #include <irregular/mpi/detail/nbx.hpp>
+#include <irregular/mpi/detail/wire_archive.hpp>
 
 #include <boost/archive/archive_exception.hpp>
 #include <boost/archive/basic_archive.hpp>
@@ -16,7 +20,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -24,15 +27,71 @@
 #include <type_traits>
 #include <vector>
 
+namespace irregular::mpi {
+
+/// Serialized element types travel through the wire archive, which has no object tracking and so
+/// rejects pointers at compile time. Specialize to std::true_type for a type whose serialize()
+/// saves pointers or smart pointers: it then travels through Boost.MPI packed archives (slower).
+template <class T>
+struct packed_archive_transport : std::false_type {};
+
+}  // namespace irregular::mpi
+
 namespace irregular::detail {
 
 /// Buffer type of Boost.MPI packed archives (MPI_Alloc_mem memory).
 using PackedBuffer = boost::mpi::packed_oarchive::buffer_type;
 
+/// Frames are written and received into these: growth leaves the bytes uninitialized, as they
+/// are overwritten at once.
+using FrameBuffer = std::vector<char, UninitializedAllocator<char>>;
+
+/// Frame buffers kept on this thread between exchanges, so that a program that migrates every
+/// step reuses pages it has already touched: fresh pages of a large buffer are faulted in one by
+/// one, which costs more than serializing into them (bench/README.md, transport). At most
+/// frame_pool_buffers buffers and frame_pool_bytes bytes stay.
+inline constexpr std::size_t frame_pool_buffers = 16;
+inline constexpr std::size_t frame_pool_bytes = std::size_t{256} << 20;
+
+inline std::vector<FrameBuffer>& frame_pool() {
+  thread_local std::vector<FrameBuffer> pool;
+  return pool;
+}
+
+/// An empty buffer: the smallest kept one that holds `bytes`, else the largest kept one.
+inline FrameBuffer take_frame_buffer(std::size_t bytes) {
+  auto& pool = frame_pool();
+  if (pool.empty()) return {};
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < pool.size(); ++i) {
+    const std::size_t c = pool[i].capacity(), b = pool[best].capacity();
+    if (b < bytes ? c > b : (c >= bytes && c < b)) best = i;
+  }
+  FrameBuffer out = std::move(pool[best]);
+  pool[best] = std::move(pool.back());
+  pool.pop_back();
+  out.clear();
+  return out;
+}
+
+/// Hands a buffer back (it is left empty); dropped when the pool is full.
+inline void recycle_frame_buffer(FrameBuffer& buf) {
+  auto& pool = frame_pool();
+  std::size_t kept = 0;
+  for (const auto& b : pool) kept += b.capacity();
+  if (buf.capacity() != 0 && pool.size() < frame_pool_buffers && kept + buf.capacity() <= frame_pool_bytes)
+    pool.push_back(std::move(buf));
+  FrameBuffer().swap(buf);
+}
+
 /// A frame starts a new archive once its buffer holds this many bytes: Boost.MPI's packed
 /// iarchive keeps its read position in an int, so one archive must stay below 2 GiB (an element
-/// that serializes to more than 1 GiB on its own is not supported).
+/// that serializes to more than 1 GiB on its own is not supported there).
 inline constexpr std::size_t packed_frame_bytes = std::size_t{1} << 30;
+
+/// True when T's frames are wire archives, false when Boost.MPI packed archives.
+template <class T>
+inline constexpr bool wire_serialized = !mpi::packed_archive_transport<T>::value;
 
 /// [count: u64][archive bytes: u64], raw, before each frame's archive.
 struct FrameHeader {
@@ -69,7 +128,14 @@ void load_value(Archive& ar, T& v) {
 /// The frames of one message: header i describes buffers[i].
 struct PackedFrames {
   std::vector<FrameHeader> headers;
-  std::vector<PackedBuffer> buffers;
+  std::vector<FrameBuffer> buffers;
+
+  PackedFrames() = default;
+  PackedFrames(PackedFrames&&) noexcept = default;
+  PackedFrames& operator=(PackedFrames&&) noexcept = default;
+  ~PackedFrames() {
+    for (auto& b : buffers) recycle_frame_buffer(b);
+  }
 
   [[nodiscard]] std::size_t bytes() const {
     std::size_t b = 0;
@@ -91,25 +157,60 @@ void write_frames(MPI_Comm comm, std::size_t n, Get&& get, PackedFrames& out,
                   std::size_t frame_bytes = packed_frame_bytes) {
   std::size_t i = 0;
   while (i < n) {
-    out.buffers.emplace_back();
-    PackedBuffer& buf = out.buffers.back();
     // Most element types serialize to about their own size: one allocation in the common case.
-    buf.reserve(std::min(frame_bytes, (n - i) * (sizeof(T) + 8)) + 64);
+    const std::size_t guess = std::min(frame_bytes, (n - i) * (sizeof(T) + 8)) + 64;
+    out.buffers.push_back(take_frame_buffer(guess));
+    FrameBuffer& buf = out.buffers.back();
     std::uint64_t count = 0;
-    {
-      boost::mpi::packed_oarchive ar(comm, buf, boost::archive::no_header);
-      for (; i < n && buf.size() < frame_bytes; ++i, ++count) save_value(ar, static_cast<const T&>(get(i)));
+    if constexpr (wire_serialized<T>) {
+      buf.reserve(guess);
+      WireOArchive<FrameBuffer> ar(buf);
+      for (; i < n && ar.bytes() < frame_bytes; ++i, ++count) ar << static_cast<const T&>(get(i));
+    } else {
+      PackedBuffer packed;
+      packed.reserve(guess);
+      {
+        boost::mpi::packed_oarchive ar(comm, packed, boost::archive::no_header);
+        for (; i < n && packed.size() < frame_bytes; ++i, ++count) save_value(ar, static_cast<const T&>(get(i)));
+      }
+      buf.assign(packed.begin(), packed.end());
     }
     out.headers.push_back({count, buf.size()});
   }
+}
+
+/// Reads h.count values from one frame's bytes into out[at], out[at+1], ...; returns an error
+/// text when the bytes do not parse (or, for the wire archive, do not end with the last value).
+template <class T>
+std::string read_frame(MPI_Comm comm, const char* data, std::size_t bytes, std::uint64_t count,
+                       std::vector<T>& out, std::size_t at) {
+  if constexpr (wire_serialized<T>) {
+    WireIArchive ar(data, bytes);
+    try {
+      for (std::uint64_t k = 0; k < count; ++k) ar >> out[at + static_cast<std::size_t>(k)];
+    } catch (const parse_error& e) {
+      return e.what();
+    }
+    if (ar.remaining() != 0) return "a frame holds " + std::to_string(ar.remaining()) + " bytes past its values";
+  } else {
+    // The packed iarchive reads from its own buffer type; frames stay below 2 GiB.
+    PackedBuffer frame(data, data + bytes);
+    try {
+      boost::mpi::packed_iarchive ar(comm, frame, boost::archive::no_header, 0);
+      for (std::uint64_t k = 0; k < count; ++k) load_value(ar, out[at + static_cast<std::size_t>(k)]);
+    } catch (const boost::archive::archive_exception& e) {
+      return std::string("archive error: ") + e.what();
+    }
+  }
+  return {};
 }
 
 /// Reads frames from bytes [begin, end) of msg into out[at], out[at+1], ... (the slots exist
 /// already) and returns how many values it read, at most `limit`. Returns an error text instead
 /// when the frames do not tile the range, hold more than `limit` values, or an archive fails.
 template <class T>
-std::string read_frames(MPI_Comm comm, PackedBuffer& msg, std::size_t begin, std::size_t end, std::vector<T>& out,
-                        std::size_t at, std::size_t limit, std::size_t& read) {
+std::string read_frames(MPI_Comm comm, const FrameBuffer& msg, std::size_t begin, std::size_t end,
+                        std::vector<T>& out, std::size_t at, std::size_t limit, std::size_t& read) {
   read = 0;
   std::size_t pos = begin;
   while (pos < end) {
@@ -120,20 +221,8 @@ std::string read_frames(MPI_Comm comm, PackedBuffer& msg, std::size_t begin, std
     if (h.bytes > end - pos) return "a frame announces " + std::to_string(h.bytes) + " bytes, " +
                                     std::to_string(end - pos) + " follow";
     if (h.count > limit - read) return "the frames hold more values than announced";
-    try {
-      auto load = [&](PackedBuffer& buf, int position) {
-        boost::mpi::packed_iarchive ar(comm, buf, boost::archive::no_header, position);
-        for (std::uint64_t k = 0; k < h.count; ++k) load_value(ar, out[at + read + static_cast<std::size_t>(k)]);
-      };
-      if (pos + h.bytes <= static_cast<std::size_t>(INT_MAX)) {
-        load(msg, static_cast<int>(pos));
-      } else {  // beyond the archive's int position: a frame of its own (messages over 2 GiB only)
-        PackedBuffer frame(msg.data() + pos, msg.data() + pos + h.bytes);
-        load(frame, 0);
-      }
-    } catch (const boost::archive::archive_exception& e) {
-      return std::string("archive error: ") + e.what();
-    }
+    std::string why = read_frame(comm, msg.data() + pos, static_cast<std::size_t>(h.bytes), h.count, out, at + read);
+    if (!why.empty()) return why;
     read += static_cast<std::size_t>(h.count);
     pos += static_cast<std::size_t>(h.bytes);
   }
