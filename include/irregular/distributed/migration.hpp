@@ -361,10 +361,10 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
     mpi::detail_exchange::BufferSink<char, detail::FrameBuffer> sink;
     detail::nbx_exchange(comm, tag, std::span<const detail::OutgoingGather>(sends), sink, stats);
     std::sort(sink.got.begin(), sink.got.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    // Split every message first, so the result is sized once and a bad message changes nothing.
-    // Reading runs user deserialization: every rank agrees on the outcome before the own part
-    // leaves `elements`, so a failure anywhere leaves every rank's arrays as they were.
-    std::size_t total = self_n, self_at = 0;
+    // Split every message first, so the result is reserved once and a bad message changes
+    // nothing. Reading runs user deserialization: every rank agrees on the outcome before the
+    // own part leaves `elements`, so a failure anywhere leaves every rank's arrays as they were.
+    std::size_t self_at = 0;
     try {
     std::vector<std::size_t> element_bytes;
     for (auto& [source, msg] : sink.got) {
@@ -372,33 +372,36 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
       element_bytes.push_back(split(source, msg.data(), msg.size(), t));
     }
     if (!error.empty()) throw parse_error(error);
-    for (const Segment& s : segments) total += s.count;
-    result.resize(total);
-    std::size_t at = 0;
+    std::size_t room = self_n;  // never beyond one element per received byte: a corrupt count demands no memory
+    for (std::size_t m = 0; m < segments.size(); ++m) room += std::min(segments[m].count, element_bytes[m]);
+    result.reserve(room);
+    result_keys.reserve(room);
+    // Received elements are constructed in place as they are read and keyed while in cache; the
+    // own part gets its slots here and its elements once every rank agrees.
+    auto own_slots = [&] {
+      self_at = result.size();
+      result.resize(self_at + self_n);
+      result_keys.resize(self_at + self_n);
+    };
     bool self_done = false;
     for (std::size_t m = 0; m < sink.got.size(); ++m) {
       auto& [source, msg] = sink.got[m];
       if (!self_done && source > me) {
-        self_at = at;
-        at += self_n;
+        own_slots();
         self_done = true;
       }
+      segments[m].first = result.size();
       std::size_t read = 0;
-      std::string why = detail::read_frames<E>(comm, msg, 0, element_bytes[m], result, at, segments[m].count, read);
+      std::string why = detail::read_frames<E>(comm, msg, 0, element_bytes[m], result, segments[m].count, read,
+                                               [&](const E& e) { result_keys.push_back(key_of(e)); });
       if (why.empty() && read != segments[m].count) why = "frames hold fewer elements than announced";
       if (!why.empty()) {
         bad_message(source, msg.size(), why);
         throw parse_error(error);
       }
-      segments[m].first = at;
-      at += segments[m].count;
       detail::recycle_frame_buffer(msg);  // as we go
     }
-    if (!self_done) self_at = at;
-    // Keys: the part that stays keeps its keys; only received elements are keyed again.
-    result_keys.resize(total);
-    for (const Segment& s : segments)
-      for (std::size_t j = s.first; j < s.first + s.count; ++j) result_keys[j] = key_of(result[j]);
+    if (!self_done) own_slots();
     } catch (const std::exception& e) {
       failure = e.what();
     }

@@ -169,39 +169,34 @@ Received<T> exchange(const boost::mpi::communicator& comm, int tag, Slice slice,
     out.offsets.push_back(out.values.size());
   };
   std::optional<std::string> failure;  // serialized types: reading runs user code
+  // Serialized: what each message's frames announce, so the values are reserved once (never
+  // beyond one per received byte: a corrupt count cannot demand memory) and loaded in place.
+  std::vector<std::size_t> counts(got.size(), 0);
+  std::vector<std::string> errors(got.size());
+  if constexpr (!is_raw_transportable<T>) {
+    std::size_t total = self.size();
+    for (std::size_t m = 0; m < got.size(); ++m) {
+      errors[m] = irregular::detail::frames_count(got[m].second, counts[m]);
+      total += std::min(counts[m], got[m].second.size());
+    }
+    out.values.reserve(total);
+  }
   for (auto it = got.begin(); it != got.end(); ++it) {
     if (it == self_at) append_self();
     if constexpr (is_raw_transportable<T>) {
       out.values.insert(out.values.end(), it->second.begin(), it->second.end());
     } else {
-      // Frames announce their counts: size the slots first, then load in place.
-      std::size_t count = 0;
-      std::string error;
-      for (std::size_t pos = 0; pos < it->second.size();) {
-        irregular::detail::FrameHeader h{};
-        if (it->second.size() - pos < sizeof h) {
-          error = "a frame header is cut short";
-          break;
-        }
-        std::memcpy(&h, it->second.data() + pos, sizeof h);
-        if (h.bytes > it->second.size() - pos - sizeof h) {
-          error = "a frame overruns the message";
-          break;
-        }
-        count += static_cast<std::size_t>(h.count);
-        pos += sizeof h + static_cast<std::size_t>(h.bytes);
-      }
-      const std::size_t old = out.values.size();
+      const auto m = static_cast<std::size_t>(it - got.begin());
+      std::string& error = errors[m];
       std::size_t read = 0;
       if (error.empty() && !failure) {
-        out.values.resize(old + count);
         try {
-          error = irregular::detail::read_frames<T>(comm, it->second, 0, it->second.size(), out.values, old, count, read);
+          error = irregular::detail::read_frames<T>(comm, it->second, 0, it->second.size(), out.values, counts[m], read);
         } catch (const std::exception& e) {
           failure = "irregular::mpi::sparse_exchange: loading an element from rank " + std::to_string(it->first) +
                     " on rank " + std::to_string(me) + ": " + e.what();
         }
-        if (error.empty() && !failure && read != count) error = "frames hold fewer values than announced";
+        if (error.empty() && !failure && read != counts[m]) error = "frames hold fewer values than announced";
       }
       if (!error.empty() && !failure)
         failure = "irregular::mpi::sparse_exchange: rank " + std::to_string(me) + " received " +

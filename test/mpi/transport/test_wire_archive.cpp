@@ -381,14 +381,21 @@ TEST_CASE("frames: write_frames and read_frames tile a message and reject what d
       msg.insert(msg.end(), frames.buffers[f].begin(), frames.buffers[f].end());
     }
     REQUIRE(msg.size() == frames.bytes());
-    std::vector<Everything> out(values.size());
-    std::size_t read = 0;
-    REQUIRE(det::read_frames(MPI_COMM_SELF, msg, 0, msg.size(), out, 0, values.size(), read).empty());
+    std::vector<Everything> out;
+    std::size_t read = 0, seen = 0;
+    REQUIRE(det::read_frames(MPI_COMM_SELF, msg, 0, msg.size(), out, values.size(), read,
+                             [&](const Everything& e) { seen += e == values[seen]; }).empty());
     REQUIRE(read == values.size());
+    REQUIRE(seen == values.size());  // each value handed over once loaded, in order
     REQUIRE(out == values);
-    // Fewer slots than the frames announce; a cut message; a frame with bytes past its values.
-    REQUIRE_FALSE(det::read_frames(MPI_COMM_SELF, msg, 0, msg.size(), out, 0, values.size() - 1, read).empty());
-    REQUIRE_FALSE(det::read_frames(MPI_COMM_SELF, msg, 0, msg.size() - 1, out, 0, values.size(), read).empty());
+    std::size_t announced = 0;
+    REQUIRE(det::frames_count(msg, announced).empty());
+    REQUIRE(announced == values.size());
+    // Fewer values allowed than the frames announce; a cut message; a frame with bytes past its
+    // values.
+    REQUIRE_FALSE(det::read_frames(MPI_COMM_SELF, msg, 0, msg.size(), out, values.size() - 1, read).empty());
+    REQUIRE_FALSE(det::read_frames(MPI_COMM_SELF, msg, 0, msg.size() - 1, out, values.size(), read).empty());
+    REQUIRE_FALSE(det::frames_count(Buffer(msg.begin(), msg.end() - 1), announced).empty());
     Buffer padded = msg;
     det::FrameHeader last{};
     std::size_t at = 0;
@@ -397,7 +404,7 @@ TEST_CASE("frames: write_frames and read_frames tile a message and reject what d
     last.bytes += 1;
     std::memcpy(padded.data() + at, &last, sizeof last);
     padded.push_back(0);
-    const std::string why = det::read_frames(MPI_COMM_SELF, padded, 0, padded.size(), out, 0, values.size(), read);
+    const std::string why = det::read_frames(MPI_COMM_SELF, padded, 0, padded.size(), out, values.size(), read);
     REQUIRE(why.find("past its values") != std::string::npos);
   }
 }

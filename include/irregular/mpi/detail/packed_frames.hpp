@@ -179,15 +179,42 @@ void write_frames(MPI_Comm comm, std::size_t n, Get&& get, PackedFrames& out,
   }
 }
 
-/// Reads h.count values from one frame's bytes into out[at], out[at+1], ...; returns an error
-/// text when the bytes do not parse (or, for the wire archive, do not end with the last value).
-template <class T>
+/// Adds up the values the frames of a whole message announce; returns an error text when the
+/// frames do not tile it.
+inline std::string frames_count(const FrameBuffer& msg, std::size_t& count) {
+  count = 0;
+  for (std::size_t pos = 0; pos < msg.size();) {
+    FrameHeader h{};
+    if (msg.size() - pos < sizeof h) return "a frame header is cut short";
+    std::memcpy(&h, msg.data() + pos, sizeof h);
+    if (h.bytes > msg.size() - pos - sizeof h) return "a frame overruns the message";
+    if (h.count > SIZE_MAX - count) return "the frames announce more values than memory holds";
+    count += static_cast<std::size_t>(h.count);
+    pos += sizeof h + static_cast<std::size_t>(h.bytes);
+  }
+  return {};
+}
+
+/// Does nothing with a value just loaded.
+struct IgnoreLoaded {
+  template <class T>
+  void operator()(const T&) const {}
+};
+
+/// Appends h.count values read from one frame's bytes to out, each constructed in place and then
+/// loaded, and calls loaded(value) while it is still in cache. Returns an error text when the
+/// bytes do not parse (or, for the wire archive, do not end with the last value).
+template <class T, class Loaded>
 std::string read_frame(MPI_Comm comm, const char* data, std::size_t bytes, std::uint64_t count,
-                       std::vector<T>& out, std::size_t at) {
+                       std::vector<T>& out, Loaded& loaded) {
   if constexpr (wire_serialized<T>) {
     WireIArchive ar(data, bytes);
     try {
-      for (std::uint64_t k = 0; k < count; ++k) ar >> out[at + static_cast<std::size_t>(k)];
+      for (std::uint64_t k = 0; k < count; ++k) {
+        T& v = out.emplace_back();
+        ar >> v;
+        loaded(static_cast<const T&>(v));
+      }
     } catch (const parse_error& e) {
       return e.what();
     }
@@ -197,7 +224,11 @@ std::string read_frame(MPI_Comm comm, const char* data, std::size_t bytes, std::
     PackedBuffer frame(data, data + bytes);
     try {
       boost::mpi::packed_iarchive ar(comm, frame, boost::archive::no_header, 0);
-      for (std::uint64_t k = 0; k < count; ++k) load_value(ar, out[at + static_cast<std::size_t>(k)]);
+      for (std::uint64_t k = 0; k < count; ++k) {
+        T& v = out.emplace_back();
+        load_value(ar, v);
+        loaded(static_cast<const T&>(v));
+      }
     } catch (const boost::archive::archive_exception& e) {
       return std::string("archive error: ") + e.what();
     }
@@ -205,12 +236,13 @@ std::string read_frame(MPI_Comm comm, const char* data, std::size_t bytes, std::
   return {};
 }
 
-/// Reads frames from bytes [begin, end) of msg into out[at], out[at+1], ... (the slots exist
-/// already) and returns how many values it read, at most `limit`. Returns an error text instead
-/// when the frames do not tile the range, hold more than `limit` values, or an archive fails.
-template <class T>
+/// Reads the frames in bytes [begin, end) of msg, appending their values to out (see
+/// read_frame), and counts them in `read`, at most `limit`. Returns an error text instead when
+/// the frames do not tile the range, hold more than `limit` values, or an archive fails; out
+/// then holds what was read so far.
+template <class T, class Loaded = IgnoreLoaded>
 std::string read_frames(MPI_Comm comm, const FrameBuffer& msg, std::size_t begin, std::size_t end,
-                        std::vector<T>& out, std::size_t at, std::size_t limit, std::size_t& read) {
+                        std::vector<T>& out, std::size_t limit, std::size_t& read, Loaded loaded = {}) {
   read = 0;
   std::size_t pos = begin;
   while (pos < end) {
@@ -221,7 +253,7 @@ std::string read_frames(MPI_Comm comm, const FrameBuffer& msg, std::size_t begin
     if (h.bytes > end - pos) return "a frame announces " + std::to_string(h.bytes) + " bytes, " +
                                     std::to_string(end - pos) + " follow";
     if (h.count > limit - read) return "the frames hold more values than announced";
-    std::string why = read_frame(comm, msg.data() + pos, static_cast<std::size_t>(h.bytes), h.count, out, at + read);
+    std::string why = read_frame(comm, msg.data() + pos, static_cast<std::size_t>(h.bytes), h.count, out, loaded);
     if (!why.empty()) return why;
     read += static_cast<std::size_t>(h.count);
     pos += static_cast<std::size_t>(h.bytes);
