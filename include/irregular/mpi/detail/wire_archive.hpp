@@ -72,19 +72,32 @@ constexpr void reject_pointer() {
                 "std::true_type for the element type E to send it through Boost.MPI packed archives");
 }
 
-/// The library version the loaders of Boost's collection headers are told: the newest format,
-/// which the savers of the same headers write.
-inline boost::serialization::library_version_type library_version() {
-  static const boost::serialization::library_version_type v = boost::archive::BOOST_ARCHIVE_VERSION();
-  return v;
-}
+/// What both halves answer to Boost's serialization headers.
+struct ArchiveBase {
+  /// The loaders of Boost's collection headers are told the newest format, which the savers of
+  /// the same headers write.
+  [[nodiscard]] boost::serialization::library_version_type get_library_version() const {
+    static const boost::serialization::library_version_type v = boost::archive::BOOST_ARCHIVE_VERSION();
+    return v;
+  }
+  template <class T>
+  const void* register_type(const T* = nullptr) {
+    reject_pointer<T>();
+    return nullptr;
+  }
+  template <class Helper>
+  Helper& get_helper(void* id = nullptr) {
+    reject_pointer<Helper>();
+    return *static_cast<Helper*>(id);
+  }
+};
 
 }  // namespace wire
 
 /// Saving half. Appends to a caller-owned char vector (one whose growth leaves bytes
 /// uninitialized saves a pass); finish(), or the destructor, trims it to what was written.
 template <class Buffer>
-class WireOArchive {
+class WireOArchive : public wire::ArchiveBase {
  public:
   using is_saving = boost::mpl::true_;
   using is_loading = boost::mpl::false_;
@@ -113,19 +126,6 @@ class WireOArchive {
   }
 
   void save_binary(const void* p, std::size_t n) { write(p, n); }
-  [[nodiscard]] boost::serialization::library_version_type get_library_version() const {
-    return wire::library_version();
-  }
-  template <class T>
-  const void* register_type(const T* = nullptr) {
-    wire::reject_pointer<T>();
-    return nullptr;
-  }
-  template <class Helper>
-  Helper& get_helper(void* id = nullptr) {
-    wire::reject_pointer<Helper>();
-    return *static_cast<Helper*>(id);
-  }
 
  private:
   template <class T>
@@ -193,7 +193,7 @@ class WireOArchive {
 /// buffer throws irregular::parse_error, and a collection size larger than the bytes left is
 /// rejected before anything is allocated for it (so a collection of items that take no bytes
 /// cannot be longer than the rest of the message).
-class WireIArchive {
+class WireIArchive : public wire::ArchiveBase {
  public:
   using is_saving = boost::mpl::false_;
   using is_loading = boost::mpl::true_;
@@ -216,21 +216,8 @@ class WireIArchive {
   }
 
   void load_binary(void* p, std::size_t n) { read(p, n); }
-  [[nodiscard]] boost::serialization::library_version_type get_library_version() const {
-    return wire::library_version();
-  }
   void reset_object_address(const void*, const void*) {}  // nothing is tracked
   void delete_created_pointers() {}
-  template <class T>
-  const void* register_type(const T* = nullptr) {
-    wire::reject_pointer<T>();
-    return nullptr;
-  }
-  template <class Helper>
-  Helper& get_helper(void* id = nullptr) {
-    wire::reject_pointer<Helper>();
-    return *static_cast<Helper*>(id);
-  }
 
  private:
   template <class Ref>
