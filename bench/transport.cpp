@@ -2,9 +2,12 @@
 // (a) the serialized path, (b) the raw path of sparse_exchange, (c) plain MPI_Send of the bytes,
 // (d) migrate() of raw elements with their leaves; then 10^6 serialized elements (four doubles and
 // a std::vector<int> of 4) through sparse_exchange, migrate() and Boost.MPI skeleton/content, and
-// the archives alone (binary vs packed, through operator<< or serialize() directly). Run with 2 ranks.
+// the archives alone (binary, packed and the library's wire archive, through operator<< or
+// serialize() directly). Run with 2 ranks.
 #include <irregular/curve/morton.hpp>
 #include <irregular/distributed/migration.hpp>
+#include <irregular/mpi/detail/packed_frames.hpp>
+#include <irregular/mpi/detail/wire_archive.hpp>
 #include <irregular/mpi/sparse_exchange.hpp>
 #include <irregular/mpi/transport.hpp>
 
@@ -360,7 +363,7 @@ int main(int argc, char** argv) {
     boost::mpi::packed_iarchive ar(world, buf);
     for (Particle& e : back) ar >> e;
   });
-  archive_row("Boost.MPI packed archive, serialize() directly, buffer reserved (sparse_exchange/migrate now)", [&] {
+  archive_row("Boost.MPI packed archive, serialize() directly, buffer reserved (sparse_exchange/migrate before)", [&] {
     boost::mpi::packed_oarchive::buffer_type buf;
     buf.reserve(n * (sizeof(Particle) + 8));
     { boost::mpi::packed_oarchive ar(world, buf); for (const Particle& e : particles) boost::serialization::serialize_adl(ar, const_cast<Particle&>(e), 0u); }
@@ -368,6 +371,17 @@ int main(int argc, char** argv) {
   }, [&](std::vector<Particle>& back, boost::mpi::packed_oarchive::buffer_type buf) {
     boost::mpi::packed_iarchive ar(world, buf);
     for (Particle& e : back) boost::serialization::serialize_adl(ar, e, 0u);
+  });
+  archive_row("wire archive (mpi/detail/wire_archive.hpp), buffer reserved (sparse_exchange/migrate now)", [&] {
+    irregular::detail::FrameBuffer buf;
+    buf.reserve(n * (sizeof(Particle) + 8));
+    irregular::detail::WireOArchive<irregular::detail::FrameBuffer> ar(buf);
+    for (const Particle& e : particles) ar << e;
+    ar.finish();
+    return buf;
+  }, [&](std::vector<Particle>& back, const irregular::detail::FrameBuffer& buf) {
+    irregular::detail::WireIArchive ar(buf.data(), buf.size());
+    for (Particle& e : back) ar >> e;
   });
   pack_rows.push_back({"Boost.MPI get_content() (datatype build) alone", median_time(world, warmup, repeats, [&] {
     if (me == 0) { const boost::mpi::content c = boost::mpi::get_content(particles); }
