@@ -179,7 +179,12 @@ Received<T> exchange(const boost::mpi::communicator& comm, int tag, Slice slice,
       errors[m] = irregular::detail::frames_count(got[m].second, counts[m]);
       total += std::min(counts[m], got[m].second.size());
     }
-    out.values.reserve(total);
+    try {
+      out.values.reserve(total);
+    } catch (const std::exception& e) {  // out of memory here must still reach the agreement
+      failure = "irregular::mpi::sparse_exchange: rank " + std::to_string(me) + " cannot hold " +
+                std::to_string(total) + " values: " + e.what();
+    }
   }
   for (auto it = got.begin(); it != got.end(); ++it) {
     if (it == self_at) append_self();
