@@ -372,7 +372,8 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
       element_bytes.push_back(split(source, msg.data(), msg.size(), t));
     }
     if (!error.empty()) throw parse_error(error);
-    std::size_t room = self_n;  // never beyond one element per received byte: a corrupt count demands no memory
+    // Never beyond one element per received byte: a corrupt count demands no memory.
+    std::size_t room = self_n;
     for (std::size_t m = 0; m < segments.size(); ++m) room += std::min(segments[m].count, element_bytes[m]);
     result.reserve(room);
     result_keys.reserve(room);

@@ -206,11 +206,13 @@ Everything random_everything(std::mt19937_64& rng) {
   for (int k = pick(9); k-- > 0;) e.bools.push_back(pick(2) == 1);
   for (int k = pick(4); k-- > 0;) e.colours.push_back(static_cast<Colour>(pick(3)));
   for (int k = pick(4); k-- > 0;) e.splits.emplace_back(pick(100) - 50, pick(100000));
-  for (int k = pick(4); k-- > 0;) e.words.push_back(std::string(static_cast<std::size_t>(pick(12)), 'a' + static_cast<char>(pick(26))));
+  for (int k = pick(4); k-- > 0;)
+    e.words.push_back(std::string(static_cast<std::size_t>(pick(12)), 'a' + static_cast<char>(pick(26))));
   e.triple = {0.5 * pick(9), -1.0 * pick(9), 2.0};
   for (auto& v : e.plain) v = static_cast<std::int16_t>(pick(60000) - 30000);
   e.name = pick(3) == 0 ? std::string() : "name " + std::to_string(rng());
-  for (int k = pick(4); k-- > 0;) e.table["key" + std::to_string(pick(50))] = std::vector<int>(static_cast<std::size_t>(pick(4)), pick(9));
+  for (int k = pick(4); k-- > 0;)
+    e.table["key" + std::to_string(pick(50))] = std::vector<int>(static_cast<std::size_t>(pick(4)), pick(9));
   e.pair = {pick(1000), std::string(static_cast<std::size_t>(pick(5)), 'p')};
   if (pick(2) == 1) e.maybe = std::string("maybe ") + std::to_string(pick(100));
   if (pick(2) == 1) e.maybe_fields = e.fields;
@@ -369,8 +371,8 @@ TEST_CASE("frames: write_frames and read_frames tile a message and reject what d
   for (std::size_t frame : {std::size_t{1}, std::size_t{300}, std::size_t{1} << 30}) {
     CAPTURE(frame);
     det::PackedFrames frames;
-    det::write_frames<Everything>(MPI_COMM_SELF, values.size(), [&](std::size_t i) -> const Everything& { return values[i]; },
-                                  frames, frame);
+    det::write_frames<Everything>(
+        MPI_COMM_SELF, values.size(), [&](std::size_t i) -> const Everything& { return values[i]; }, frames, frame);
     if (frame == 1) REQUIRE(frames.headers.size() == values.size());  // one value per frame
     else if (frame == 300) REQUIRE(frames.headers.size() > 1);
     else REQUIRE(frames.headers.size() == 1);
@@ -399,7 +401,8 @@ TEST_CASE("frames: write_frames and read_frames tile a message and reject what d
     Buffer padded = msg;
     det::FrameHeader last{};
     std::size_t at = 0;
-    for (std::size_t f = 0; f + 1 < frames.headers.size(); ++f) at += sizeof(det::FrameHeader) + frames.headers[f].bytes;
+    for (std::size_t f = 0; f + 1 < frames.headers.size(); ++f)
+      at += sizeof(det::FrameHeader) + frames.headers[f].bytes;
     std::memcpy(&last, padded.data() + at, sizeof last);
     last.bytes += 1;
     std::memcpy(padded.data() + at, &last, sizeof last);

@@ -58,7 +58,8 @@ struct is_bulk_vector<std::vector<U, A>> : std::bool_constant<bulk<U>> {};
 
 template <class T>
 inline constexpr bool primitive_class =
-    std::is_class_v<T> && boost::serialization::implementation_level<T>::value == boost::serialization::primitive_type;
+    std::is_class_v<T> &&
+    boost::serialization::implementation_level<T>::value == boost::serialization::primitive_type;
 
 template <class>
 inline constexpr bool unsupported = false;
@@ -265,7 +266,8 @@ class WireIArchive : public wire::ArchiveBase {
   void load_items(U* p, std::size_t n) {
     using V = std::remove_cv_t<U>;
     if constexpr (wire::bulk<V>) {
-      if (n > remaining() / sizeof(V)) too_long(std::to_string(n) + " items of " + std::to_string(sizeof(V)) + " bytes");
+      if (n > remaining() / sizeof(V))
+        too_long(std::to_string(n) + " items of " + std::to_string(sizeof(V)) + " bytes");
       read(const_cast<V*>(p), n * sizeof(V));
     } else {
       for (std::size_t i = 0; i < n; ++i) load(p[i]);
