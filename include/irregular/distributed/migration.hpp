@@ -126,7 +126,6 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
   if (p == 1) return {};  // everything stays: nothing to stage, pack or re-sort
   const int me = comm.rank();
   const auto self = static_cast<std::size_t>(me);
-  IRREGULAR_ASSERT(std::is_sorted(keys.begin(), keys.end()));  // each run is then sent sorted
   IRREGULAR_ASSERT(leaf_dest.size() == leaves.size() && elem_dest.size() == elements.size() &&
                    keys.size() == elements.size() && loads.size() == leaves.size());
 
@@ -243,7 +242,6 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
 
   std::vector<E> result;
   std::vector<I> result_keys;
-  bool sorted = false;  // raw path: every run arrived sorted and the seams between them are ordered
   if constexpr (raw) {
     // Arrivals land straight in `arrivals`, one after another; the [records][trailer] tail of
     // each message lands past its elements and is cut off once split. A rank that keeps none of
@@ -339,24 +337,6 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
       key_range(result_keys, result, 0, low_e);
       key_range(result_keys, result, low_e + self_n, result.size());
     }
-    // Each run (a source's message, the own part) is sorted, as the input was: the whole is
-    // sorted when every seam is, which costs a look per partner instead of a pass over the keys.
-    sorted = true;
-    std::size_t at = 0;
-    bool self_seen = self_n == 0;
-    auto seam = [&](std::size_t length) {
-      if (at > 0 && length > 0 && result_keys[at] < result_keys[at - 1]) sorted = false;
-      at += length;
-    };
-    for (const Segment& sg : segments) {
-      if (!self_seen && sg.source > me) {
-        seam(self_n);
-        self_seen = true;
-      }
-      seam(sg.count);
-    }
-    if (!self_seen) seam(self_n);
-    IRREGULAR_ASSERT(at == result_keys.size());
   } else {
     mpi::detail_exchange::BufferSink<char, detail::FrameBuffer> sink;
     detail::nbx_exchange(comm, tag, std::span<const detail::OutgoingGather>(sends), sink, stats);
@@ -452,7 +432,7 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
   keys.swap(result_keys);
   std::vector<E>().swap(result);
   IRREGULAR_ASSERT(keys.size() == elements.size());
-  if (!sorted) detail::sort_by_key(elements, keys);  // returns at once when already sorted
+  detail::sort_by_key(elements, keys);  // returns at once when already sorted
   return sent;
 }
 
