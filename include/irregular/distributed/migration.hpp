@@ -107,8 +107,9 @@ struct Segment {
 /// per partner: [elements][leaf records][trailer], gathered by an MPI datatype from where the
 /// parts lie (no staging copy when each partner's elements are contiguous, as under segment
 /// maps). Trivially copyable elements (mpi::is_raw_transportable) travel as bytes and are
-/// received straight into the result; others through Boost.MPI packed archives. `keys` are the
-/// sorted keys of `elements`, `loads` one value per leaf. On return the arrays hold what this
+/// received straight into the result; others through the wire archive
+/// (mpi/detail/wire_archive.hpp). `keys` are the keys of `elements` (element by element, in
+/// any order), `loads` one value per leaf. On return the arrays hold what this
 /// rank owns, leaves sorted by start and elements by key; what stays here is never packed.
 /// Returns what this rank sent to others. Collective over comm.
 template <SpaceFillingCurve C, class E, class KeyOf>

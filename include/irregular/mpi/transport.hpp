@@ -134,4 +134,11 @@ std::size_t unpack(std::span<const char> in, std::vector<T>& out) {
   return pack_header_bytes + payload;
 }
 
+/// Serialized exchanges (sparse_exchange, migrate) keep their send and receive buffers on the
+/// calling thread between calls, at most 16 buffers and 256 MiB, so that repeated migrations
+/// reuse memory already touched. transport_buffers_held() says how many bytes are kept;
+/// release_transport_buffers() gives them back to the system. Local.
+[[nodiscard]] inline std::size_t transport_buffers_held() { return irregular::detail::frame_pool_held(); }
+inline void release_transport_buffers() { std::vector<irregular::detail::FrameBuffer>().swap(irregular::detail::frame_pool()); }
+
 }  // namespace irregular::mpi

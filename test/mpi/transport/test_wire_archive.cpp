@@ -7,6 +7,7 @@
 #include <irregular/mpi/detail/packed_frames.hpp>
 #include <irregular/mpi/detail/wire_archive.hpp>
 #include <irregular/mpi/sparse_exchange.hpp>
+#include <irregular/mpi/transport.hpp>
 
 #include <boost/archive/binary_iarchive.hpp>
 #include <boost/archive/binary_oarchive.hpp>
@@ -444,4 +445,20 @@ TEST_CASE("sparse_exchange carries every construct, and smart pointers through t
   int all = 0;
   boost::mpi::all_reduce(world, bad, all, std::plus<int>());
   REQUIRE(all == 0);
+}
+
+TEST_CASE("the buffers kept between serialized exchanges are counted and given back", "[wire][mpi]") {
+  // Every rank sends itself nothing and its right neighbour a few thousand serialized values: a
+  // rank that sent or received keeps that buffer afterwards; releasing leaves nothing held.
+  const boost::mpi::communicator world;
+  const int p = world.size(), me = world.rank();
+  irregular::mpi::release_transport_buffers();
+  REQUIRE(irregular::mpi::transport_buffers_held() == 0);
+  std::vector<std::vector<std::string>> out(static_cast<std::size_t>(p));
+  if (p > 1) out[static_cast<std::size_t>((me + 1) % p)].assign(3000, std::string(40, 'x'));
+  const auto got = irregular::mpi::sparse_exchange(world, out, 13);
+  REQUIRE(got.values.size() == (p > 1 ? 3000u : 0u));
+  if (p > 1) CHECK(irregular::mpi::transport_buffers_held() >= 3000u * 40u);
+  irregular::mpi::release_transport_buffers();
+  CHECK(irregular::mpi::transport_buffers_held() == 0);
 }

@@ -84,6 +84,13 @@ inline void recycle_frame_buffer(FrameBuffer& buf) {
   FrameBuffer().swap(buf);
 }
 
+/// Bytes the pool of this thread holds.
+[[nodiscard]] inline std::size_t frame_pool_held() {
+  std::size_t kept = 0;
+  for (const auto& b : frame_pool()) kept += b.capacity();
+  return kept;
+}
+
 /// A frame starts a new archive once its buffer holds this many bytes: Boost.MPI's packed
 /// iarchive keeps its read position in an int, so one archive must stay below 2 GiB (an element
 /// that serializes to more than 1 GiB on its own is not supported there).
