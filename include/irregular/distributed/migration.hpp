@@ -394,23 +394,23 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
     }
   }
 
-  // Leaves: sources in rank order with the own records in place, as the elements.
+  // Leaves: sources in rank order with the own records in place, as the elements (both paths
+  // left `segments` in rank order).
   std::vector<Record> all_in;
   all_in.reserve(in_records.size() + lg.count[self]);
   {
-    std::vector<const Segment*> by_rank;
-    for (const Segment& s : segments) by_rank.push_back(&s);
-    std::sort(by_rank.begin(), by_rank.end(), [](const Segment* a, const Segment* b) { return a->source < b->source; });
+    IRREGULAR_ASSERT(std::is_sorted(segments.begin(), segments.end(),
+                                    [](const Segment& a, const Segment& b) { return a.source < b.source; }));
     bool self_done = false;
     auto take_self = [&] {
       all_in.insert(all_in.end(), records.begin() + static_cast<std::ptrdiff_t>(lg.begin[self]),
                     records.begin() + static_cast<std::ptrdiff_t>(lg.begin[self] + lg.count[self]));
       self_done = true;
     };
-    for (const Segment* s : by_rank) {
-      if (!self_done && s->source > me) take_self();
-      all_in.insert(all_in.end(), in_records.begin() + static_cast<std::ptrdiff_t>(s->first_record),
-                    in_records.begin() + static_cast<std::ptrdiff_t>(s->first_record + s->records));
+    for (const Segment& s : segments) {
+      if (!self_done && s.source > me) take_self();
+      all_in.insert(all_in.end(), in_records.begin() + static_cast<std::ptrdiff_t>(s.first_record),
+                    in_records.begin() + static_cast<std::ptrdiff_t>(s.first_record + s.records));
     }
     if (!self_done) take_self();
   }

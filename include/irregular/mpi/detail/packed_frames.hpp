@@ -74,21 +74,20 @@ inline FrameBuffer take_frame_buffer(std::size_t bytes) {
   return out;
 }
 
-/// Hands a buffer back (it is left empty); dropped when the pool is full.
-inline void recycle_frame_buffer(FrameBuffer& buf) {
-  auto& pool = frame_pool();
-  std::size_t kept = 0;
-  for (const auto& b : pool) kept += b.capacity();
-  if (buf.capacity() != 0 && pool.size() < frame_pool_buffers && kept + buf.capacity() <= frame_pool_bytes)
-    pool.push_back(std::move(buf));
-  FrameBuffer().swap(buf);
-}
-
 /// Bytes the pool of this thread holds.
 [[nodiscard]] inline std::size_t frame_pool_held() {
   std::size_t kept = 0;
   for (const auto& b : frame_pool()) kept += b.capacity();
   return kept;
+}
+
+/// Hands a buffer back (it is left empty); dropped when the pool is full.
+inline void recycle_frame_buffer(FrameBuffer& buf) {
+  auto& pool = frame_pool();
+  if (buf.capacity() != 0 && pool.size() < frame_pool_buffers &&
+      frame_pool_held() + buf.capacity() <= frame_pool_bytes)
+    pool.push_back(std::move(buf));
+  FrameBuffer().swap(buf);
 }
 
 /// A frame starts a new archive once its buffer holds this many bytes: Boost.MPI's packed
