@@ -151,7 +151,7 @@ class Pipeline {
   template <class Update>
   void move_elements(Update&& update) {
     rec_.start();
-    std::vector<Pt> moved(store_.elements);
+    auto moved = store_.elements;
     irr::mpi::agree(comm_, [&] {
       for (auto& e : moved) update(e);
       if (auto bad = store_.first_invalid(std::span<const Pt>(moved), "move_elements", comm_.rank()))

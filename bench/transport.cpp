@@ -4,6 +4,7 @@
 // a std::vector<int> of 4) through sparse_exchange, migrate() and Boost.MPI skeleton/content, and
 // the archives alone (binary, packed and the library's wire archive, through operator<< or
 // serialize() directly). Run with 2 ranks.
+#include <irregular/core/detail/headroom.hpp>
 #include <irregular/curve/morton.hpp>
 #include <irregular/distributed/migration.hpp>
 #include <irregular/mpi/detail/packed_frames.hpp>
@@ -130,7 +131,7 @@ int main(int argc, char** argv) {
     out_ser[1] = ser;
   }
   bool ok = true;
-  auto check_raw = [&](const std::vector<HNode>& v) {
+  auto check_raw = [&](std::span<const HNode> v) {
     if (me == 1) ok = ok && v.size() == n && v.back().start == raw.back().start && v[n / 2].load == raw[n / 2].load;
   };
 
@@ -184,8 +185,9 @@ int main(int argc, char** argv) {
   const std::size_t n_leaves = (n + elements_per_leaf - 1) / elements_per_leaf;
   irregular::LocalLeaves<Curve> leaves;
   std::vector<double> loads;
-  std::vector<HNode> elements;
-  std::vector<Index> keys;
+  // The domain's own arrays (ElementStore): raw elements and keys in SpliceVectors.
+  irregular::detail::store_vector<HNode> elements;
+  irregular::detail::store_vector<Index> keys;
   std::vector<int> leaf_dest, elem_dest;
   auto set_leaves = [&] {
     leaves.clear();
@@ -201,12 +203,12 @@ int main(int argc, char** argv) {
                   median_time(world, warmup, repeats, [&] {
     irregular::migrate<Curve>(world, leaf_dest, elem_dest, leaves, loads, elements, keys,
                               [](const HNode& h) { return static_cast<Index>(h.start); }, 4);
-    check_raw(elements);
+    check_raw(std::span<const HNode>(elements));
     if (me == 1) ok = ok && leaves.size() == n_leaves && keys.size() == n;
   }, [&] {
     set_leaves();
     if (me == 0) {
-      elements = raw;
+      elements.assign(raw.begin(), raw.end());
       keys.resize(n);
       for (std::size_t i = 0; i < n; ++i) keys[i] = static_cast<Index>(raw[i].start);
     } else {
@@ -228,7 +230,7 @@ int main(int argc, char** argv) {
       loads.push_back(1.0);
     }
     leaf_dest.assign(nl, me);
-    elements = raw;
+    elements.assign(raw.begin(), raw.end());
     keys.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
       elements[i].start += base;
@@ -248,7 +250,7 @@ int main(int argc, char** argv) {
   }, [&] {
     if (me < 2) set_kept();
   })});
-  std::vector<HNode>().swap(elements);
+  decltype(elements)().swap(elements);
 
   // Serialized elements: Particle, 10^6 of them (10^4 with --quick).
   std::vector<Particle> particles(n);
@@ -273,19 +275,20 @@ int main(int argc, char** argv) {
   })});
   std::vector<std::vector<Particle>>().swap(out_particles);
   std::vector<Particle> pelements;
+  std::vector<Index> pkeys;
   srows.push_back({"migrate(): serialized elements + leaf records", median_time(world, warmup, repeats, [&] {
-    irregular::migrate<Curve>(world, leaf_dest, elem_dest, leaves, loads, pelements, keys,
+    irregular::migrate<Curve>(world, leaf_dest, elem_dest, leaves, loads, pelements, pkeys,
                               [](const Particle& e) { return static_cast<Index>(e.key); }, 7);
     check_particles(pelements);
   }, [&] {
     set_leaves();
     if (me == 0) {
       pelements = particles;
-      keys.resize(n);
-      for (std::size_t i = 0; i < n; ++i) keys[i] = static_cast<Index>(particles[i].key);
+      pkeys.resize(n);
+      for (std::size_t i = 0; i < n; ++i) pkeys[i] = static_cast<Index>(particles[i].key);
     } else {
       pelements.clear();
-      keys.clear();
+      pkeys.clear();
     }
     elem_dest.assign(pelements.size(), 1);
   })});

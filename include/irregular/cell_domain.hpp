@@ -289,8 +289,8 @@ class CellDomain : private detail::CellDomainCore<Data, S, C, Metric, P> {
                                        : std::nullopt);
     hold_families();
     AdaptStats stats;
-    std::vector<index_type> starts;
-    std::vector<std::uint8_t> levels;
+    decltype(leaves_.starts_) starts;  // become the leaves' arrays
+    decltype(leaves_.levels_) levels;
     std::vector<Data> data;
     mpi::agree(comm_.get(), [&] {
       const auto& s = leaves_.starts();

@@ -162,7 +162,7 @@ class IrregularDomain : private detail::DomainRemap<Element, C, Metric, P> {
               std::same_as<std::invoke_result_t<Update&, Element&>, bool>)
   void move_elements(Update&& update) {
     constexpr bool removes = std::same_as<std::invoke_result_t<Update&, Element&>, bool>;
-    std::vector<Element> moved;
+    decltype(store_.elements) moved;
     moved.reserve(store_.elements.size() + store_.pending.size());
     mpi::agree(comm_.get(), [&] {  // update is user code: one rank's throw fails every rank
       for (const auto& e : store_.elements) {
@@ -379,7 +379,7 @@ class IrregularDomain : private detail::DomainRemap<Element, C, Metric, P> {
   /// Returns this rank's statistics. Collective over comm.
   template <class F>
   const GhostStats& sweep(F&& f, GhostOptions opt = {}) {
-    std::vector<Element> saved(store_.elements);  // f is user code and may change elements
+    auto saved = store_.elements;  // f is user code and may change elements
     std::optional<std::string> failure;
     LeafNeighbours nb;
     const auto& stats = ghosts_.template sweep<S>(tree("irregular::IrregularDomain::sweep"), opt, payload(),

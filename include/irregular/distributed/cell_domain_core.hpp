@@ -168,14 +168,14 @@ class CellDomainCore {
     keys.reserve(leaves_.starts_.capacity());  // the starts' room: arrivals splice in without moving
     keys.assign(leaves_.starts().begin(), leaves_.starts().end());
     if constexpr (M::contiguous_segments && mpi::is_raw_transportable<Data>)
-      if (auto sent = shift_segments(comm_.get(), map, leaves_, payload, data_, keys, nullptr, tag_migrate, &layout))
+      if (auto sent = shift_segments(comm_.get(), map, leaves_, payload, data_, keys, no_offsets, tag_migrate, &layout))
         migration_ += *sent, settled = map;  // no leaf is cut: holding leaves whole changes nothing
     if (!settled) {
       std::vector<Keyed> keyed;
       for (std::size_t i = 0; i < leaves_.size(); ++i)
         keyed.push_back({leaves_.starts()[i], leaves_.levels()[i], std::move(data_[i])});
       settled = settle_on_map(comm_.get(), map, leaves_, payload, keyed, keys, [](const Keyed& k) { return k.start; },
-                              tag_migrate, migration_, nullptr, &layout);
+                              tag_migrate, migration_, no_offsets, &layout);
       data_.clear();
       for (auto& k : keyed) data_.push_back(std::move(k.data));
     }
@@ -231,12 +231,13 @@ class CellDomainCore {
   }
 
   /// The tree after adapt: new leaves and data in curve order; the map still holds them.
-  void replace_leaves(std::vector<index_type> starts, std::vector<std::uint8_t> levels, std::vector<Data> data) {
+  template <class Starts, class Levels>
+  void replace_leaves(Starts starts, Levels levels, std::vector<Data> data) {
     leaves_.counts_.clear();
     leaves_.counts_.reserve(starts.capacity());  // the starts' room: a remap splices arrivals in place
     leaves_.counts_.assign(starts.size(), 1);
-    leaves_.starts_ = std::move(starts);
-    leaves_.levels_ = std::move(levels);
+    detail::adopt(leaves_.starts_, std::move(starts));
+    detail::adopt(leaves_.levels_, std::move(levels));
     data_ = std::move(data);
     marks_.clear();  // they named the old leaves
     ++generation_;

@@ -65,11 +65,12 @@ struct KeyPos {
 };
 
 /// Moves elements[order[i].pos] to position i (each element moves once) and sets keys[i].
-template <class E, class Index, class Pos>
-void apply_order(std::vector<E>& elements, std::vector<Index>& keys, const std::vector<KeyPos<Index, Pos>>& order) {
+/// `EV`, `KV`: std::vector or SpliceVector (the store's arrays), here and below.
+template <class EV, class KV, class Order>
+void apply_order(EV& elements, KV& keys, const Order& order) {
   const std::size_t n = order.size();
-  std::vector<E> out;
-  out.reserve(with_headroom(n));
+  EV out;
+  reserve_headroom(out, n);
   for (std::size_t i = 0; i < n; ++i) {
     out.push_back(std::move(elements[static_cast<std::size_t>(order[i].pos)]));
     keys[i] = order[i].key;
@@ -90,10 +91,10 @@ void with_position_type(std::size_t n, F&& f) {
 /// [lo, hi]: an LSD radix sort of (key - lo, position) pairs, then each element moves once into
 /// place through `tmp`. Meant for ranges that fit in cache; `order`, `scratch`, `tmp` are
 /// reused buffers.
-template <class E, class Index, class Pos>
-void sort_range_by_pairs(std::vector<E>& elements, std::vector<Index>& keys, std::size_t b, std::size_t e,
-                         Index lo, Index hi, std::vector<KeyPos<Index, Pos>>& order,
-                         std::vector<KeyPos<Index, Pos>>& scratch, std::vector<E>& tmp) {
+template <class EV, class KV, class Index, class Pos>
+void sort_range_by_pairs(EV& elements, KV& keys, std::size_t b, std::size_t e, Index lo, Index hi,
+                         std::vector<KeyPos<Index, Pos>>& order, std::vector<KeyPos<Index, Pos>>& scratch,
+                         std::vector<typename EV::value_type>& tmp) {
   const std::size_t m = e - b;
   order.resize(m);
   for (std::size_t i = 0; i < m; ++i) order[i] = {keys[b + i] - lo, static_cast<Pos>(i)};
@@ -112,8 +113,10 @@ void sort_range_by_pairs(std::vector<E>& elements, std::vector<Index>& keys, std
 /// be finished in cache by sort_range_by_pairs (larger buckets recurse). Every element moves
 /// once per level through memory and once more in cache, never by a random gather over the
 /// whole array.
-template <class E, class Index>
-void msd_sort_range(std::vector<E>& elements, std::vector<Index>& keys, std::size_t b, std::size_t e) {
+template <class EV, class KV>
+void msd_sort_range(EV& elements, KV& keys, std::size_t b, std::size_t e) {
+  using E = typename EV::value_type;
+  using Index = typename KV::value_type;
   constexpr std::size_t in_cache = std::size_t{1} << 16;
   constexpr int digit_bits = 11;
   constexpr std::size_t radix = std::size_t{1} << digit_bits;
@@ -133,8 +136,8 @@ void msd_sort_range(std::vector<E>& elements, std::vector<Index>& keys, std::siz
     std::size_t b, e;
   };
   std::vector<Range> todo{{b, e}};
-  std::vector<E> out_el;
-  std::vector<Index> out_keys;
+  EV out_el;
+  KV out_keys;
   while (!todo.empty()) {
     const Range r = todo.back();
     todo.pop_back();
@@ -152,8 +155,8 @@ void msd_sort_range(std::vector<E>& elements, std::vector<Index>& keys, std::siz
     for (std::size_t d = 0; d < radix; ++d) count[d + 1] += count[d];
     const std::size_t m = r.e - r.b;
     if (m == elements.size() && out_el.capacity() < m) {  // these buffers become the arrays
-      out_el.reserve(with_headroom(m));
-      out_keys.reserve(with_headroom(m));
+      reserve_headroom(out_el, m);
+      reserve_headroom(out_keys, m);
     }
     out_el.resize(m);
     out_keys.resize(m);
@@ -167,7 +170,7 @@ void msd_sort_range(std::vector<E>& elements, std::vector<Index>& keys, std::siz
     if (m == elements.size()) {  // the whole array: the buffers change places
       elements.swap(out_el);
       keys.swap(out_keys);
-      std::vector<E>().swap(out_el);
+      EV().swap(out_el);
     } else {
       std::move(out_el.begin(), out_el.begin() + static_cast<std::ptrdiff_t>(m),
                 elements.begin() + static_cast<std::ptrdiff_t>(r.b));
@@ -183,8 +186,10 @@ void msd_sort_range(std::vector<E>& elements, std::vector<Index>& keys, std::siz
 /// Sorts elements (and their keys) locally by key; equal keys keep their input order.
 /// Default-constructible elements: msd_sort_range (no random gather over the whole array);
 /// others: a stable LSD radix sort of (key, position) pairs, then each element moves once.
-template <class E, class Index>
-void sort_by_key(std::vector<E>& elements, std::vector<Index>& keys) {
+template <class EV, class KV>
+void sort_by_key(EV& elements, KV& keys) {
+  using E = typename EV::value_type;
+  using Index = typename KV::value_type;
   const std::size_t n = elements.size();
   if (std::is_sorted(keys.begin(), keys.end())) return;
   if constexpr (std::is_default_constructible_v<E> && std::is_move_assignable_v<E>) {
@@ -208,9 +213,9 @@ void sort_by_key(std::vector<E>& elements, std::vector<Index>& keys) {
 /// Stable merge of the sorted runs elements[offsets[i] .. offsets[i+1]) (keys alike): equal
 /// keys keep run order, then position order. `spare` is an empty buffer whose capacity (pages
 /// already touched) takes the merged elements when there are two runs.
-template <class E, class Index>
-void merge_runs(std::vector<E>& elements, std::vector<Index>& keys, std::span<const std::size_t> offsets,
-                std::vector<E>&& spare = {}) {
+template <class EV, class KV>
+void merge_runs(EV& elements, KV& keys, std::span<const std::size_t> offsets, EV&& spare = {}) {
+  using Index = typename KV::value_type;
   const std::size_t n = keys.size();
   std::vector<std::size_t> bnd;  // boundaries of the non-empty runs
   bnd.push_back(0);
@@ -220,11 +225,11 @@ void merge_runs(std::vector<E>& elements, std::vector<Index>& keys, std::span<co
   for (std::size_t i = 1; i + 1 < bnd.size(); ++i) sorted = sorted && !(keys[bnd[i]] < keys[bnd[i] - 1]);
   if (sorted) return;
   if (bnd.size() == 3) {  // two runs: one direct merge, every element moves once
-    std::vector<E> out = std::move(spare);
+    EV out = std::move(spare);
     out.clear();
-    if (out.capacity() < n) out.reserve(with_headroom(n));  // else the spare's touched pages serve
-    std::vector<Index> out_keys;
-    out_keys.reserve(with_headroom(n));
+    if (out.capacity() < n) reserve_headroom(out, n);  // else the spare's touched pages serve
+    KV out_keys;
+    reserve_headroom(out_keys, n);
     out_keys.resize(n);
     std::size_t i = 0, j = bnd[1], o = 0;
     const std::size_t ie = bnd[1];
@@ -392,11 +397,13 @@ std::vector<Index> select_splitters(const boost::mpi::communicator& comm, std::s
 /// rank (`stats`), and for the splitters (`splitter_stats`) at most 1 + ceil(bits/4) all_reduce
 /// rounds of at most 15·(p-1) 64-bit counts each (bits = bit width of domain_end), with
 /// 15·(p-1)·ceil(log2 n) binary-search steps per round. Collective over comm.
-template <class E, class Index, class KeyOf>
-std::vector<Index> sample_sort(const boost::mpi::communicator& comm, std::vector<E>& elements,
-                               std::vector<Index>& keys, Index domain_end, KeyOf&& key_of,
-                               int tag, mpi::ExchangeStats* stats = nullptr,
-                               SplitterStats* splitter_stats = nullptr) {
+template <class EV, class KV, class KeyOf>
+std::vector<typename KV::value_type> sample_sort(const boost::mpi::communicator& comm, EV& elements, KV& keys,
+                                                 typename KV::value_type domain_end, KeyOf&& key_of, int tag,
+                                                 mpi::ExchangeStats* stats = nullptr,
+                                                 SplitterStats* splitter_stats = nullptr) {
+  using E = typename EV::value_type;
+  using Index = typename KV::value_type;
   const int p = comm.size();
   const auto up = static_cast<std::size_t>(p);
   detail::sort_by_key(elements, keys);
@@ -422,9 +429,12 @@ std::vector<Index> sample_sort(const boost::mpi::communicator& comm, std::vector
     const auto me = static_cast<std::size_t>(comm.rank());
     std::vector<Index> own(keys.begin() + static_cast<std::ptrdiff_t>(offsets[me]),
                            keys.begin() + static_cast<std::ptrdiff_t>(offsets[me + 1]));
-    std::vector<E> spare = std::move(elements);  // its pages take the merged run
+    EV spare = std::move(elements);  // its pages take the merged run
     spare.clear();
-    elements = std::move(got.values);
+    if constexpr (std::is_same_v<EV, std::vector<E>>)
+      elements = std::move(got.values);
+    else
+      elements.assign(got.values.begin(), got.values.end());
     keys.resize(elements.size());
     for (std::size_t i = 0; i < got.sources.size(); ++i) {
       const std::size_t b = got.offsets[i], e = got.offsets[i + 1];

@@ -114,7 +114,10 @@ class DomainRemap : public DomainState<Element, C, Metric, P> {
     ShiftLayout layout;
     M settled = settle_on_map(comm_.get(), map, leaves_, payload, store_.elements, store_.keys, store_.key_fn(),
                               tag_migrate, migration_, runs_current ? &store_.offsets : nullptr, &layout);
-    if (!runs_current) store_.index_leaves(leaves_);
+    if (!runs_current) {
+      leaves_.reserve_headroom();
+      store_.index_leaves(leaves_);
+    }
     loads_.receive(std::move(payload), leaves_.size());
     guarded([&] {  // the metric may be user code
       if constexpr (!LeafLoads<C, Metric>::is_measured) {

@@ -94,10 +94,12 @@ class ElementStore {
     return std::span<const Element>(elements).subspan(offsets[i], offsets[i + 1] - offsets[i]);
   }
 
-  std::vector<Element> elements;   ///< sorted by key
-  std::vector<index_type> keys;    ///< keys[i] = key_of(elements[i])
-  std::vector<Element> pending;    ///< inserted, joining at the next build
-  std::vector<std::size_t> offsets{0};  ///< leaf i holds elements [offsets[i], offsets[i+1])
+  // Remaps splice these in place (core/detail/splice_vector.hpp; elements that are not
+  // trivially copyable live in a std::vector).
+  detail::store_vector<Element> elements;        ///< sorted by key
+  detail::SpliceVector<index_type> keys;         ///< keys[i] = key_of(elements[i])
+  std::vector<Element> pending;                  ///< inserted, joining at the next build
+  detail::SpliceVector<std::size_t> offsets{0};  ///< leaf i holds elements [offsets[i], offsets[i+1])
 
  private:
   Box<dim> box_;

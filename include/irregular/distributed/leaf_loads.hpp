@@ -32,7 +32,7 @@ class LeafLoads {
  public:
   static constexpr bool is_measured = detail::MeasuredMetric<Metric>;
 
-  [[nodiscard]] const std::vector<double>& values() const noexcept { return loads_; }
+  [[nodiscard]] std::span<const double> values() const noexcept { return loads_; }
 
   /// The sum of values() in leaf order (as a sequential loop sums them), kept up to date.
   [[nodiscard]] double total() const noexcept { return total_; }
@@ -43,6 +43,7 @@ class LeafLoads {
   /// Local: the metric may be user code, so callers agree on the outcome.
   template <class ElementsOf>
   void estimate(const Metric& metric, const LocalLeaves<C>& leaves, ElementsOf&& elements_of, int rank) {
+    detail::reserve_headroom(loads_, leaves.size());
     loads_.resize(leaves.size());
     double total = 0;
     bool integral = true;
@@ -186,7 +187,7 @@ class LeafLoads {
     integral_ = integral && total < exact_bound;
   }
 
-  std::vector<double> loads_;
+  detail::SpliceVector<double> loads_;  // spliced in place by a remap
   std::vector<double> measured_;  ///< seconds per leaf (measured metrics only; empty otherwise)
   bool timed_ = false;
   double total_ = 0;       ///< sum of loads_ in leaf order

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <irregular/core/cell.hpp>
+#include <irregular/core/detail/headroom.hpp>
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/core/index.hpp>
@@ -36,9 +37,10 @@ struct LocalLeaves {
   using curve_type = C;
   using index_type = typename C::index_type;
 
-  std::vector<index_type> starts_;
-  std::vector<std::uint8_t> levels_;
-  std::vector<std::uint64_t> counts_;
+  // SpliceVectors: a remap keeps the run that stays in place (core/detail/splice_vector.hpp).
+  detail::SpliceVector<index_type> starts_;
+  detail::SpliceVector<std::uint8_t> levels_;
+  detail::SpliceVector<std::uint64_t> counts_;
 
   [[nodiscard]] std::size_t size() const noexcept { return starts_.size(); }
   [[nodiscard]] std::span<const index_type> starts() const noexcept { return starts_; }
@@ -61,6 +63,12 @@ struct LocalLeaves {
     starts_.clear();
     levels_.clear();
     counts_.clear();
+  }
+  /// Room for a later remap to splice in place (core/detail/headroom.hpp).
+  void reserve_headroom() {
+    detail::reserve_headroom(starts_, size());
+    detail::reserve_headroom(levels_, size());
+    detail::reserve_headroom(counts_, size());
   }
   void push_back(index_type s, int level, std::uint64_t count) {
     starts_.push_back(s);

@@ -112,12 +112,13 @@ struct Segment {
 /// any order), `loads` one value per leaf. On return the arrays hold what this
 /// rank owns, leaves sorted by start and elements by key; what stays here is never packed.
 /// Returns what this rank sent to others. Collective over comm.
-template <SpaceFillingCurve C, class E, class KeyOf>
+template <SpaceFillingCurve C, class LV, class EV, class KV, class KeyOf>
 mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<const int> leaf_dest,
-                               std::span<const int> elem_dest, LocalLeaves<C>& leaves,
-                               std::vector<double>& loads, std::vector<E>& elements,
-                               std::vector<typename C::index_type>& keys, KeyOf&& key_of, int tag) {
+                               std::span<const int> elem_dest, LocalLeaves<C>& leaves, LV& loads, EV& elements,
+                               KV& keys, KeyOf&& key_of, int tag) {
+  using E = typename EV::value_type;
   using I = typename C::index_type;
+  static_assert(std::is_same_v<typename KV::value_type, I> && std::is_same_v<typename LV::value_type, double>);
   using Record = detail::LeafRecord<I>;
   using detail_migration::Segment;
   using detail_migration::Trailer;
@@ -241,20 +242,21 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
   auto self_element = [&](std::size_t k) -> E& { return elements[eg.at(eg.begin[self] + k)]; };
   auto self_key = [&](std::size_t k) -> const I& { return keys[eg.at(eg.begin[self] + k)]; };
 
-  std::vector<E> result;
-  std::vector<I> result_keys;
+  EV result;
+  KV result_keys;
+  bool keys_sorted = false;  // known sorted: the final sort is skipped
   if constexpr (raw) {
     // Arrivals land straight in `arrivals`, one after another; the [records][trailer] tail of
     // each message lands past its elements and is cut off once split. A rank that keeps none of
     // its elements and sends none from its array (empty, or sending a staged copy) lends that
     // array's storage: its pages are touched already, a fresh buffer's would fault one by one.
-    std::vector<E> arrivals;
+    EV arrivals;
     const bool lend = self_n == 0 && (elements.empty() || !eg.grouped);
     if (lend) arrivals.swap(elements);
     const std::size_t lent = arrivals.size();  // restored on error: the staged copy holds them all
     arrivals.clear();
     struct Sink {
-      std::vector<E>* out;
+      EV* out;
       std::size_t base = 0;
       decltype(split)* split_fn;
       std::vector<Segment>* segs;
@@ -262,7 +264,7 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
         if (offset == 0) base = out->size();
         const std::size_t need = base + (offset + bytes + sizeof(E) - 1) / sizeof(E);
         if (need > out->capacity()) out->reserve(std::max(need, out->size() + out->size() / 2));
-        if (need > out->size()) out->resize(need);
+        if (need > out->size()) detail::resize_for_overwrite(*out, need);  // the receive writes them
         return reinterpret_cast<char*>(out->data() + base) + offset;
       }
       void finish(int source, std::size_t total) {
@@ -292,7 +294,7 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
     if (!std::is_sorted(segments.begin(), segments.end(), by_source)) {
       // Lay the arrivals out in rank order once (rare: several partners out of order).
       std::stable_sort(segments.begin(), segments.end(), by_source);
-      std::vector<E> ordered;
+      EV ordered;
       ordered.reserve(arrivals.size());
       for (Segment& sg : segments) {
         const auto f = arrivals.begin() + static_cast<std::ptrdiff_t>(sg.first);
@@ -305,13 +307,24 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
     for (const Segment& sg : segments)
       if (sg.source < me) low_e += sg.count;
     const std::size_t high_e = arrivals.size() - low_e;
-    auto key_range = [&](std::vector<I>& ks, const std::vector<E>& es, std::size_t from, std::size_t to) {
-      for (std::size_t j = from; j < to; ++j) ks[j] = key_of(es[j]);
+    // Keys are checked for order as they are computed; the own run and the seams after.
+    bool in_order = true;
+    auto key_range = [&](KV& ks, const EV& es, std::size_t from, std::size_t to) {
+      if (from == to) return;
+      I prev = ks[from] = key_of(es[from]);
+      bool up = true;
+      for (std::size_t j = from + 1; j < to; ++j) {
+        const I k = key_of(es[j]);
+        ks[j] = k;
+        up &= !(k < prev);
+        prev = k;
+      }
+      in_order = in_order && up;
     };
     if (self_n == 0) {
       result.swap(arrivals);
       result_keys.swap(keys);  // no own key is needed any more: its storage takes theirs
-      result_keys.resize(result.size());
+      detail::resize_for_overwrite(result_keys, result.size());
       key_range(result_keys, result, 0, result.size());
     } else if (eg.grouped) {
       // Every send has completed: the own run stays in its array, the arrivals go around it.
@@ -326,8 +339,8 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
       result.swap(elements);
       result_keys.swap(keys);
     } else {  // the own part is scattered: gathered between the arrivals
-      result.resize(arrivals.size() + self_n);
-      result_keys.resize(result.size());
+      detail::resize_for_overwrite(result, arrivals.size() + self_n);
+      detail::resize_for_overwrite(result_keys, result.size());
       std::copy(arrivals.begin(), arrivals.begin() + static_cast<std::ptrdiff_t>(low_e), result.begin());
       for (std::size_t k = 0; k < self_n; ++k) {
         result[low_e + k] = self_element(k);
@@ -338,6 +351,15 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
       key_range(result_keys, result, 0, low_e);
       key_range(result_keys, result, low_e + self_n, result.size());
     }
+    if (self_n != 0) {  // the own run (its keys may come in any order) and its two seams
+      const auto own = result_keys.begin() + static_cast<std::ptrdiff_t>(low_e);
+      const auto seam = [&](std::size_t j) {
+        return j == 0 || j >= result_keys.size() || !(result_keys[j] < result_keys[j - 1]);
+      };
+      in_order = in_order && std::is_sorted(own, own + static_cast<std::ptrdiff_t>(self_n)) && seam(low_e) &&
+                 seam(low_e + self_n);
+    }
+    keys_sorted = in_order;
   } else {
     mpi::detail_exchange::BufferSink<char, detail::FrameBuffer> sink;
     detail::nbx_exchange(comm, tag, std::span<const detail::OutgoingGather>(sends), sink, stats);
@@ -374,7 +396,7 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
       }
       segments[m].first = result.size();
       std::size_t read = 0;
-      std::string why = detail::read_frames<E>(comm, msg, 0, element_bytes[m], result, segments[m].count, read,
+      std::string why = detail::read_frames(comm, msg, 0, element_bytes[m], result, segments[m].count, read,
                                                [&](const E& e) { result_keys.push_back(key_of(e)); });
       if (why.empty() && read != segments[m].count) why = "frames hold fewer elements than announced";
       if (!why.empty()) {
@@ -431,9 +453,9 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
   }
   elements.swap(result);
   keys.swap(result_keys);
-  std::vector<E>().swap(result);
+  EV().swap(result);
   IRREGULAR_ASSERT(keys.size() == elements.size());
-  detail::sort_by_key(elements, keys);  // returns at once when already sorted
+  if (!keys_sorted) detail::sort_by_key(elements, keys);  // returns at once when already sorted
   return sent;
 }
 

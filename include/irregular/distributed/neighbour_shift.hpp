@@ -57,13 +57,14 @@ inline double capacity_unbalance(std::span<const double> loads, std::span<const 
 /// flow, capped by what it holds (a prefix and a suffix never overlap), replicates the moved
 /// splitters (one all_reduce) and calls `shift(next_map)`, which must place the leaves on it
 /// (data then moves only between adjacent ranks) with `work` as their payload, and update
-/// `offsets` (first element of every leaf, leaves + 1 values). Stops when the unbalance is at
+/// `offsets` (first element of every leaf, leaves + 1 values; read through this reference after
+/// every round, so a container, never a view). Stops when the unbalance is at
 /// most `threshold`, when no splitter moves, or after `max_rounds` rounds. `work` must be valid
 /// (finite, >= 0). Collective over comm.
-template <SpaceFillingCurve C, class Shift>
+template <SpaceFillingCurve C, class Offsets, class Shift>
 NeighbourShiftReport neighbour_shift(const boost::mpi::communicator& comm, SegmentMap<C>& map,
                                      const LocalLeaves<C>& leaves, std::vector<double>& work,
-                                     const std::vector<std::size_t>& offsets, std::span<const double> capacities,
+                                     const Offsets& offsets, std::span<const double> capacities,
                                      double threshold, int max_rounds, Shift&& shift) {
   using I = typename C::index_type;
   const auto t0 = std::chrono::steady_clock::now();

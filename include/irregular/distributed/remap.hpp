@@ -30,10 +30,9 @@ namespace irregular {
 /// Sends local leaf i to map.leaf_owner(cell_i) (with payload[i]) and element j to
 /// map.owner(keys[j]); returns at once, with nothing staged, when nothing needs to move on any
 /// rank. Leaves come back sorted by start, elements by key. Collective over comm.
-template <OwnershipMap M, class E, class KeyOf>
+template <OwnershipMap M, class LV, class EV, class KV, class KeyOf>
 mpi::MigrationCounters place(const boost::mpi::communicator& comm, const M& map,
-                             LocalLeaves<typename M::curve_type>& leaves, std::vector<double>& payload,
-                             std::vector<E>& elements, std::vector<typename M::curve_type::index_type>& keys,
+                             LocalLeaves<typename M::curve_type>& leaves, LV& payload, EV& elements, KV& keys,
                              KeyOf&& key_of, int tag) {
   std::vector<int> leaf_dest(leaves.size()), elem_dest(keys.size());
   const int me = comm.rank();
@@ -85,12 +84,10 @@ std::vector<Cell<M::curve_type::dim>> splitting_leaves(const boost::mpi::communi
 /// path). Contiguous maps whose
 /// splitters cut no leaf remap by segment shifts (segment_shift.hpp, O(shipped) per rank); other
 /// maps and cut leaves take the general path, the same on every rank. Collective over comm.
-template <OwnershipMap M, class E, class KeyOf>
+template <OwnershipMap M, class LV, class EV, class KV, class KeyOf, class OV = std::vector<std::size_t>>
 M settle_on_map(const boost::mpi::communicator& comm, const M& map, LocalLeaves<typename M::curve_type>& leaves,
-         std::vector<double>& payload, std::vector<E>& elements,
-         std::vector<typename M::curve_type::index_type>& keys, KeyOf&& key_of, int tag,
-         mpi::MigrationCounters& sent, std::vector<std::size_t>* offsets = nullptr,
-         ShiftLayout* layout = nullptr) {
+                LV& payload, EV& elements, KV& keys, KeyOf&& key_of, int tag, mpi::MigrationCounters& sent,
+                OV* offsets = nullptr, ShiftLayout* layout = nullptr) {
   if (layout) *layout = ShiftLayout{};
   if constexpr (M::contiguous_segments) {
     if (auto shifted = shift_segments(comm, map, leaves, payload, elements, keys, offsets, tag, layout)) {

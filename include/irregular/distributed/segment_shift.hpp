@@ -73,9 +73,9 @@ void copy_runs(T* dst, std::span<const Arrival> arrivals, Field field, Count cou
 
 /// Leaf offsets of a run of leaves over its sorted keys, from `base`: out gets one value per leaf.
 /// Returns the number of keys that lie in the leaves (all of them when the run is whole).
-template <SpaceFillingCurve C>
+template <SpaceFillingCurve C, class OV>
 std::size_t run_offsets(std::span<const typename C::index_type> starts, std::span<const std::uint8_t> levels,
-                        std::span<const typename C::index_type> keys, std::size_t base, std::vector<std::size_t>& out) {
+                        std::span<const typename C::index_type> keys, std::size_t base, OV& out) {
   std::size_t e = 0;
   for (std::size_t i = 0; i < starts.size(); ++i) {
     out.push_back(base + e);
@@ -109,14 +109,16 @@ struct ShiftLayout {
 /// inside a leaf on some rank (the general path holds such leaves whole). Otherwise returns what
 /// this rank sent. Precondition (as under any contiguous map): the ranks' leaves and elements lie
 /// in rank order; arrivals out of curve order are sorted locally. Collective over comm.
-template <OwnershipMap M, class E>
+/// The `offsets` argument of a caller that keeps none.
+inline constexpr std::vector<std::size_t>* no_offsets = nullptr;
+
+template <OwnershipMap M, class LV, class EV, class KV, class OV>
   requires(M::contiguous_segments)
 std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communicator& comm, const M& map,
-                                                     LocalLeaves<typename M::curve_type>& leaves,
-                                                     std::vector<double>& payload, std::vector<E>& elements,
-                                                     std::vector<typename M::curve_type::index_type>& keys,
-                                                     std::vector<std::size_t>* offsets, int tag,
+                                                     LocalLeaves<typename M::curve_type>& leaves, LV& payload,
+                                                     EV& elements, KV& keys, OV* offsets, int tag,
                                                      ShiftLayout* layout = nullptr) {
+  using E = typename EV::value_type;
   using C = typename M::curve_type;
   using I = typename C::index_type;
   using detail_shift::Trailer;
@@ -287,7 +289,7 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
       std::sort(order.begin(), order.end(),
                 [&](std::size_t x, std::size_t y) { return leaves.starts_[x] < leaves.starts_[y]; });
       LocalLeaves<C> sorted;
-      std::vector<double> sorted_payload;
+      LV sorted_payload;
       for (std::size_t i : order) {
         sorted.push_back(leaves.starts_[i], leaves.levels_[i], leaves.counts_[i]);
         if (has_payload) sorted_payload.push_back(payload[i]);

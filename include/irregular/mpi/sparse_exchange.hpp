@@ -196,7 +196,7 @@ Received<T> exchange(const boost::mpi::communicator& comm, int tag, Slice slice,
       std::size_t read = 0;
       if (error.empty() && !failure) {
         try {
-          error = irregular::detail::read_frames<T>(comm, it->second, 0, it->second.size(), out.values,
+          error = irregular::detail::read_frames(comm, it->second, 0, it->second.size(), out.values,
                                                     counts[m], read);
         } catch (const std::exception& e) {
           failure = "irregular::mpi::sparse_exchange: loading an element from rank " + std::to_string(it->first) +

@@ -2,6 +2,8 @@
 // migrations), which moves the kept run once instead of copying every array to fresh memory.
 #pragma once
 
+#include <irregular/core/detail/splice_vector.hpp>
+
 #include <algorithm>
 #include <cstddef>
 #include <functional>
@@ -44,6 +46,14 @@ void open_around(std::vector<T>& v, std::size_t a, std::size_t b, std::size_t k,
   if constexpr (!plain)
     for (std::size_t i = k; i < k + kept; ++i) v[i] = f(v[i]);
   v.resize(n);
+}
+
+/// The same for a SpliceVector: the kept run stays where it is when the room around it suffices.
+template <class T, class F = std::identity>
+void open_around(SpliceVector<T>& v, std::size_t a, std::size_t b, std::size_t k, std::size_t h, F f = {}) {
+  v.open_around(a, b, k, h);
+  if constexpr (!std::is_same_v<F, std::identity>)
+    for (std::size_t i = k; i < k + (b - a); ++i) v[i] = f(v[i]);
 }
 
 }  // namespace irregular::detail

@@ -36,10 +36,12 @@ inline constexpr bool sorted_runs_direct = mpi::is_raw_transportable<E> && align
 /// elements / keys are sorted; destination d gets [offsets[d], offsets[d+1]). Afterwards they
 /// hold this rank's runs from every source merged, sorted by key, equal keys in source rank
 /// order then in their run's order (as a stable merge of the runs in rank order).
-template <class E, class Index>
-  requires sorted_runs_direct<E, Index>
-void exchange_sorted_runs(const boost::mpi::communicator& comm, std::vector<E>& elements, std::vector<Index>& keys,
+template <class EV, class KV>
+  requires sorted_runs_direct<typename EV::value_type, typename KV::value_type>
+void exchange_sorted_runs(const boost::mpi::communicator& comm, EV& elements, KV& keys,
                           std::span<const std::size_t> offsets, int tag, mpi::ExchangeStats* stats_out) {
+  using E = typename EV::value_type;
+  using Index = typename KV::value_type;
   const auto P = static_cast<std::size_t>(comm.size()), self = static_cast<std::size_t>(comm.rank());
   constexpr std::size_t record = sizeof(Index) + sizeof(E);
   // Outgoing: [keys][elements] of every other destination's run, from where they lie.
@@ -84,8 +86,8 @@ void exchange_sorted_runs(const boost::mpi::communicator& comm, std::vector<E>& 
 
   // The own run to the tail of the arrays (grown within their headroom when they can).
   const std::size_t tail = total - own_n;
-  if (total > elements.capacity()) elements.reserve(with_headroom(total));
-  if (total > keys.capacity()) keys.reserve(with_headroom(total));
+  if (total > elements.capacity()) reserve_headroom(elements, total);
+  if (total > keys.capacity()) reserve_headroom(keys, total);
   if (total > elements.size()) {
     elements.resize(total);
     keys.resize(total);

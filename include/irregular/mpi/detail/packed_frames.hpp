@@ -210,9 +210,9 @@ struct IgnoreLoaded {
 /// Appends h.count values read from one frame's bytes to out, each constructed in place and then
 /// loaded, and calls loaded(value) while it is still in cache. Returns an error text when the
 /// bytes do not parse (or, for the wire archive, do not end with the last value).
-template <class T, class Loaded>
-std::string read_frame(MPI_Comm comm, const char* data, std::size_t bytes, std::uint64_t count,
-                       std::vector<T>& out, Loaded& loaded) {
+template <class T, class Out, class Loaded>
+std::string read_frame(MPI_Comm comm, const char* data, std::size_t bytes, std::uint64_t count, Out& out,
+                       Loaded& loaded) {
   if constexpr (wire_serialized<T>) {
     WireIArchive ar(data, bytes);
     try {
@@ -246,9 +246,9 @@ std::string read_frame(MPI_Comm comm, const char* data, std::size_t bytes, std::
 /// read_frame), and counts them in `read`, at most `limit`. Returns an error text instead when
 /// the frames do not tile the range, hold more than `limit` values, or an archive fails; out
 /// then holds what was read so far.
-template <class T, class Loaded = IgnoreLoaded>
-std::string read_frames(MPI_Comm comm, const FrameBuffer& msg, std::size_t begin, std::size_t end,
-                        std::vector<T>& out, std::size_t limit, std::size_t& read, Loaded loaded = {}) {
+template <class Out, class Loaded = IgnoreLoaded>
+std::string read_frames(MPI_Comm comm, const FrameBuffer& msg, std::size_t begin, std::size_t end, Out& out,
+                        std::size_t limit, std::size_t& read, Loaded loaded = {}) {
   read = 0;
   std::size_t pos = begin;
   while (pos < end) {
@@ -259,7 +259,7 @@ std::string read_frames(MPI_Comm comm, const FrameBuffer& msg, std::size_t begin
     if (h.bytes > end - pos) return "a frame announces " + std::to_string(h.bytes) + " bytes, " +
                                     std::to_string(end - pos) + " follow";
     if (h.count > limit - read) return "the frames hold more values than announced";
-    std::string why = read_frame(comm, msg.data() + pos, static_cast<std::size_t>(h.bytes), h.count, out, loaded);
+    std::string why = read_frame<typename Out::value_type>(comm, msg.data() + pos, static_cast<std::size_t>(h.bytes), h.count, out, loaded);
     if (!why.empty()) return why;
     read += static_cast<std::size_t>(h.count);
     pos += static_cast<std::size_t>(h.bytes);

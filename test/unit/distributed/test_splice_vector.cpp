@@ -1,0 +1,157 @@
+// SpliceVector (the store's arrays) against std::vector: random sequences of every operation the
+// library uses, with open_around checked against its definition (low ++ kept ++ high), and the
+// promise that a splice within the room moves nothing.
+#include <irregular/core/detail/headroom.hpp>
+#include <irregular/core/detail/splice_vector.hpp>
+#include <irregular/distributed/detail/open_around.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <vector>
+
+namespace {
+
+using irregular::detail::SpliceVector;
+
+struct Rec {  // a trivially copyable record with padding, like an element
+  std::uint64_t key;
+  std::uint8_t level;
+  friend bool operator==(const Rec&, const Rec&) = default;
+};
+
+template <class T>
+bool same(const SpliceVector<T>& s, const std::vector<T>& v) {
+  return s.size() == v.size() && std::equal(s.begin(), s.end(), v.begin());
+}
+
+}  // namespace
+
+TEST_CASE("SpliceVector: random operations agree with std::vector", "[splice_vector]") {
+  std::mt19937_64 rng(20261123);
+  for (int round = 0; round < 200; ++round) {
+    SpliceVector<Rec> s;
+    std::vector<Rec> v;
+    std::uint64_t next = 0;
+    auto fresh = [&] { return Rec{next++, static_cast<std::uint8_t>(next % 31)}; };
+    for (int op = 0; op < 200; ++op) {
+      const auto n = v.size();
+      const auto pick = [&](std::size_t hi) { return hi == 0 ? std::size_t{0} : static_cast<std::size_t>(rng() % (hi + 1)); };
+      switch (rng() % 12) {
+        case 0: {
+          const Rec r = fresh();
+          s.push_back(r);
+          v.push_back(r);
+          break;
+        }
+        case 1:
+          if (n) {
+            const std::size_t x = pick(n - 1);
+            s.push_back(s[x]);  // a value of its own, across a reallocation
+            v.push_back(v[x]);
+          }
+          break;
+        case 2: {
+          const std::size_t m = pick(2 * n + 3);
+          s.resize(m);
+          v.resize(m);
+          break;
+        }
+        case 3: {
+          const std::size_t at = pick(n), k = pick(5);
+          std::vector<Rec> add;
+          for (std::size_t i = 0; i < k; ++i) add.push_back(fresh());
+          s.insert(s.begin() + at, add.begin(), add.end());
+          v.insert(v.begin() + static_cast<std::ptrdiff_t>(at), add.begin(), add.end());
+          break;
+        }
+        case 4:
+          if (n) {
+            const std::size_t a = pick(n - 1), b = a + pick(n - a);
+            s.erase(s.begin() + a, s.begin() + b);
+            v.erase(v.begin() + static_cast<std::ptrdiff_t>(a), v.begin() + static_cast<std::ptrdiff_t>(b));
+          }
+          break;
+        case 5: {
+          // open_around: keep [a, b), k values in front and h behind, then fill them.
+          const std::size_t a = pick(n), b = a + pick(n - a), k = pick(n + 4), h = pick(n + 4);
+          std::vector<Rec> low, high;
+          for (std::size_t i = 0; i < k; ++i) low.push_back(fresh());
+          for (std::size_t i = 0; i < h; ++i) high.push_back(fresh());
+          std::vector<Rec> want(low);
+          want.insert(want.end(), v.begin() + static_cast<std::ptrdiff_t>(a), v.begin() + static_cast<std::ptrdiff_t>(b));
+          want.insert(want.end(), high.begin(), high.end());
+          irregular::detail::open_around(s, a, b, k, h);
+          REQUIRE(s.size() == want.size());
+          std::copy(low.begin(), low.end(), s.begin());
+          std::copy(high.begin(), high.end(), s.begin() + (k + b - a));
+          v = want;
+          break;
+        }
+        case 6:
+          irregular::detail::reserve_headroom(s, n);
+          REQUIRE(s.front_room() >= n / 4);
+          REQUIRE(s.capacity() >= n + n / 4);
+          break;
+        case 7: {
+          SpliceVector<Rec> copy(s);
+          REQUIRE(copy == s);
+          SpliceVector<Rec> moved(std::move(copy));
+          REQUIRE(moved == s);
+          s.swap(moved);
+          break;
+        }
+        case 8:
+          s.assign(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(pick(n)));
+          v.resize(s.size());
+          break;
+        case 9:
+          if (n) {
+            s.pop_back();
+            v.pop_back();
+          }
+          break;
+        case 10:
+          s.shrink_to_fit();
+          REQUIRE(s.capacity() == s.size());
+          break;
+        case 11: {
+          const std::size_t m = pick(n + 8);
+          irregular::detail::resize_for_overwrite(s, m);
+          for (std::size_t i = n; i < m; ++i) s[i] = Rec{};
+          v.resize(m);
+          break;
+        }
+      }
+      REQUIRE(same(s, v));
+      REQUIRE(s.size() <= s.capacity());
+    }
+  }
+}
+
+TEST_CASE("SpliceVector: a splice within the room moves nothing and fills nothing", "[splice_vector]") {
+  SpliceVector<std::uint64_t> s;
+  for (std::uint64_t i = 0; i < 1000; ++i) s.push_back(i);
+  irregular::detail::reserve_headroom(s, s.size());
+  REQUIRE(s.front_room() >= 250);
+  const std::uint64_t* kept = s.data() + 100;
+  // Leaves [0, 100) and [900, 1000), keeps [100, 900), 200 arrive in front and 300 behind.
+  irregular::detail::open_around(s, 100, 900, 200, 300);
+  REQUIRE(s.size() == 1300);
+  REQUIRE(s.data() + 200 == kept);  // the kept run did not move
+  for (std::size_t i = 0; i < 800; ++i) REQUIRE(s[200 + i] == 100 + i);
+  // A splice that does not fit the room on its side still keeps the order.
+  irregular::detail::open_around(s, 0, 1300, 5000, 0);
+  REQUIRE(s.size() == 6300);
+  for (std::size_t i = 0; i < 800; ++i) REQUIRE(s[5200 + i] == 100 + i);
+  // With a transform, as the offsets' splice.
+  irregular::detail::open_around(s, 5200, 6000, 0, 0, [](std::uint64_t x) { return x + 7; });
+  REQUIRE(s.size() == 800);
+  for (std::size_t i = 0; i < 800; ++i) REQUIRE(s[i] == 107 + i);
+  // Spans see the values.
+  const std::span<const std::uint64_t> view(s);
+  REQUIRE(view.size() == 800);
+  REQUIRE(view.front() == 107);
+}
