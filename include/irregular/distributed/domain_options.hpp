@@ -20,6 +20,11 @@ struct DomainOptions {
   /// from the node's physical memory: a quarter of it, shared by the ranks of the node, at
   /// 64 bytes per leaf.
   std::size_t max_leaves_per_rank = 0;
+  /// Keep the headroom of the element and leaf arrays in memory: it is written once when it is
+  /// reserved (after build() and move_elements()), so that a remap's arrivals land on mapped
+  /// pages instead of faulting them in one by one. Costs up to twice the resident memory of
+  /// those arrays, and one write of the headroom per build or move.
+  bool resident_headroom = false;
 };
 
 }  // namespace irregular

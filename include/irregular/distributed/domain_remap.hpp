@@ -130,6 +130,11 @@ class DomainRemap : public DomainState<Element, C, Metric, P> {
       estimate_loads();
     });
     loads_.agree_unit(comm_.get(), leaves_);
+    if (options_.resident_headroom) {  // once per allocation: a no-op when already written
+      store_.touch_headroom();
+      leaves_.touch_headroom();
+      loads_.touch_headroom();
+    }
     return settled;
   }
 

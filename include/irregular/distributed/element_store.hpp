@@ -87,6 +87,12 @@ class ElementStore {
     offsets[leaves.size()] = e;
     IRREGULAR_ASSERT(e == keys.size());
   }
+  /// Maps the headroom's pages now (DomainOptions::resident_headroom).
+  void touch_headroom() noexcept {
+    if constexpr (requires { elements.touch_room(); }) elements.touch_room();
+    keys.touch_room();
+    offsets.touch_room();
+  }
   [[nodiscard]] std::span<Element> of_leaf(std::size_t i) noexcept {
     return std::span<Element>(elements).subspan(offsets[i], offsets[i + 1] - offsets[i]);
   }

@@ -33,6 +33,8 @@ class LeafLoads {
   static constexpr bool is_measured = detail::MeasuredMetric<Metric>;
 
   [[nodiscard]] std::span<const double> values() const noexcept { return loads_; }
+  /// Maps the headroom's pages now (DomainOptions::resident_headroom).
+  void touch_headroom() noexcept { loads_.touch_room(); }
 
   /// The sum of values() in leaf order (as a sequential loop sums them), kept up to date.
   [[nodiscard]] double total() const noexcept { return total_; }

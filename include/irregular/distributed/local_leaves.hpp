@@ -70,6 +70,12 @@ struct LocalLeaves {
     detail::reserve_headroom(levels_, size());
     detail::reserve_headroom(counts_, size());
   }
+  /// Maps the headroom's pages now (DomainOptions::resident_headroom).
+  void touch_headroom() noexcept {
+    starts_.touch_room();
+    levels_.touch_room();
+    counts_.touch_room();
+  }
   void push_back(index_type s, int level, std::uint64_t count) {
     starts_.push_back(s);
     levels_.push_back(static_cast<std::uint8_t>(level));

@@ -590,54 +590,59 @@ TEST_CASE("rebalance by segment shifts loses, duplicates and misorders nothing a
   using I = Domain::index_type;
   const irr::Box<2> box{{0, 0}, {1, 1}};
   const std::size_t n = 3000, k = 6;
-  auto pts = clustered<2>(n, 77);
-  Domain d(world, box, irr::refine::max_elements(k));
-  insert_and_build(d, pts, 1);
-  using P = std::array<double, 2>;
-  // Skews: squeeze the left half (ranks ship to lower ranks), pull all into a corner (most
-  // segments empty out), spread again (ships to higher ranks), mirror (everything changes rank).
-  const std::vector<P (*)(P)> skews = {
-      [](P x) { return P{x[0] < 0.5 ? x[0] * 0.2 : x[0], x[1]}; },
-      [](P x) { return P{0.1 * x[0], 0.1 * x[1]}; },
-      [](P x) { return P{std::min(1.0, x[0] * 9.5), std::min(1.0, x[1] * 9.5)}; },
-      [](P x) { return P{1.0 - x[0], x[1]}; },
-  };
-  for (std::size_t step = 0; step < skews.size(); ++step) {
-    CAPTURE(step, world.size());
-    for (auto& x : pts) x = skews[step](x);
-    d.move_elements([&](Particle& p) { p.position = skews[step](p.position); });
-    const std::vector<I> starts(d.local_tree().starts().begin(), d.local_tree().starts().end());
-    const std::vector<I> keys(d.local_keys().begin(), d.local_keys().end());
-    const auto before = d.load_report();
-    const bool remapped = d.rebalance({.threshold = 0.0});
-    REQUIRE(remapped == (before.max_unbalance > 0.0));
-    require_consistent(d);
-    require_sorted_keys(d);
-    // A fresh build of the same positions: the same leaves on the same ranks, and each rank the
-    // same elements (count and checksum).
-    Domain fresh(world, box, irr::refine::max_elements(k));
-    insert_and_build(fresh, pts, 2);
-    const auto g = gather_leaves(d), f = gather_leaves(fresh);
-    REQUIRE(g.starts == f.starts);
-    REQUIRE(g.levels == f.levels);
-    REQUIRE(g.counts == f.counts);
-    if (remapped) REQUIRE(g.owner == f.owner);
-    const auto mine_d = checksum<Particle>(d.local_elements()), mine_f = checksum<Particle>(fresh.local_elements());
-    int differ = (!remapped || mine_d == mine_f) ? 0 : 1, any = 0;
-    mpi::all_reduce(world, differ, any, std::plus<int>());
-    REQUIRE(any == 0);
-    std::vector<Particle> all_in;
-    for (std::size_t i = 0; i < n; ++i) all_in.push_back({pts[i], i});
-    REQUIRE(global_checksum(world, mine_d) == checksum<Particle>(all_in));
-    // last_migration() counts exactly what changed rank; the shift carries each element raw with
-    // its key and each leaf as start, count and level, with a 24-byte trailer per message.
-    const auto exp = expected_shipment(world, d.ownership(), starts, keys);
-    const auto& mig = d.last_migration();
-    REQUIRE(mig.hnodes == (remapped ? exp.leaves : 0));
-    REQUIRE(mig.elements == (remapped ? exp.elements : 0));
-    REQUIRE(mig.messages == (remapped ? exp.messages : 0));
-    REQUIRE(mig.bytes == mig.elements * (sizeof(Particle) + sizeof(I)) + mig.hnodes * (sizeof(I) + 9) + mig.messages * 24);
-    if (remapped && world.size() > 1) REQUIRE(mig.hnodes > 0);
+  // resident_headroom only changes where the arrays' pages are mapped: every result is the same.
+  for (bool resident : {false, true}) {
+    auto pts = clustered<2>(n, 77);
+    irr::DomainOptions<2, irr::load::ElementCount> opt;
+    opt.resident_headroom = resident;
+    Domain d(world, box, irr::refine::max_elements(k), opt);
+    insert_and_build(d, pts, 1);
+    using P = std::array<double, 2>;
+    // Skews: squeeze the left half (ranks ship to lower ranks), pull all into a corner (most
+    // segments empty out), spread again (ships to higher ranks), mirror (everything changes rank).
+    const std::vector<P (*)(P)> skews = {
+        [](P x) { return P{x[0] < 0.5 ? x[0] * 0.2 : x[0], x[1]}; },
+        [](P x) { return P{0.1 * x[0], 0.1 * x[1]}; },
+        [](P x) { return P{std::min(1.0, x[0] * 9.5), std::min(1.0, x[1] * 9.5)}; },
+        [](P x) { return P{1.0 - x[0], x[1]}; },
+    };
+    for (std::size_t step = 0; step < skews.size(); ++step) {
+      CAPTURE(resident, step, world.size());
+      for (auto& x : pts) x = skews[step](x);
+      d.move_elements([&](Particle& p) { p.position = skews[step](p.position); });
+      const std::vector<I> starts(d.local_tree().starts().begin(), d.local_tree().starts().end());
+      const std::vector<I> keys(d.local_keys().begin(), d.local_keys().end());
+      const auto before = d.load_report();
+      const bool remapped = d.rebalance({.threshold = 0.0});
+      REQUIRE(remapped == (before.max_unbalance > 0.0));
+      require_consistent(d);
+      require_sorted_keys(d);
+      // A fresh build of the same positions: the same leaves on the same ranks, and each rank the
+      // same elements (count and checksum).
+      Domain fresh(world, box, irr::refine::max_elements(k));
+      insert_and_build(fresh, pts, 2);
+      const auto g = gather_leaves(d), f = gather_leaves(fresh);
+      REQUIRE(g.starts == f.starts);
+      REQUIRE(g.levels == f.levels);
+      REQUIRE(g.counts == f.counts);
+      if (remapped) REQUIRE(g.owner == f.owner);
+      const auto mine_d = checksum<Particle>(d.local_elements()), mine_f = checksum<Particle>(fresh.local_elements());
+      int differ = (!remapped || mine_d == mine_f) ? 0 : 1, any = 0;
+      mpi::all_reduce(world, differ, any, std::plus<int>());
+      REQUIRE(any == 0);
+      std::vector<Particle> all_in;
+      for (std::size_t i = 0; i < n; ++i) all_in.push_back({pts[i], i});
+      REQUIRE(global_checksum(world, mine_d) == checksum<Particle>(all_in));
+      // last_migration() counts exactly what changed rank; the shift carries each element raw with
+      // its key and each leaf as start, count and level, with a 24-byte trailer per message.
+      const auto exp = expected_shipment(world, d.ownership(), starts, keys);
+      const auto& mig = d.last_migration();
+      REQUIRE(mig.hnodes == (remapped ? exp.leaves : 0));
+      REQUIRE(mig.elements == (remapped ? exp.elements : 0));
+      REQUIRE(mig.messages == (remapped ? exp.messages : 0));
+      REQUIRE(mig.bytes == mig.elements * (sizeof(Particle) + sizeof(I)) + mig.hnodes * (sizeof(I) + 9) + mig.messages * 24);
+      if (remapped && world.size() > 1) REQUIRE(mig.hnodes > 0);
+    }
   }
 }
 

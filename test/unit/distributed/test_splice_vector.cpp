@@ -7,7 +7,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdint>
+#include <cstdlib>
+#include <initializer_list>
 #include <random>
 #include <span>
 #include <vector>
@@ -154,4 +159,51 @@ TEST_CASE("SpliceVector: a splice within the room moves nothing and fills nothin
   const std::span<const std::uint64_t> view(s);
   REQUIRE(view.size() == 800);
   REQUIRE(view.front() == 107);
+}
+
+TEST_CASE("SpliceVector: touch_room maps the room's pages, keeps the values, and runs once", "[splice_vector]") {
+  SpliceVector<std::uint64_t> s;
+  for (std::uint64_t i = 0; i < 1000; ++i) s.push_back(i);
+  // 64 MiB in all: above any malloc mmap threshold, so the room starts unmapped.
+  const std::size_t room = std::size_t{4} << 20;
+  s.reserve_room(room, room);
+  REQUIRE(s.front_room() == room);
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto resident_share = [&](const std::uint64_t* from, std::size_t n) {
+    const auto lo = reinterpret_cast<std::uintptr_t>(from) & ~(page - 1);
+    const auto hi = reinterpret_cast<std::uintptr_t>(from + n);
+    std::vector<unsigned char> in((hi - lo + page - 1) / page);
+    REQUIRE(mincore(reinterpret_cast<void*>(lo), hi - lo, in.data()) == 0);
+    std::size_t mapped = 0;
+    for (unsigned char c : in) mapped += c & 1u;
+    return static_cast<double>(mapped) / static_cast<double>(in.size());
+  };
+  const std::uint64_t* front = s.data() - s.front_room();
+  const std::uint64_t* back = s.data() + s.size();
+  const std::size_t back_n = s.capacity() - s.size();
+  // Fresh pages are unmapped, unless malloc fills what it hands out (meson sets MALLOC_PERTURB_).
+  const char* perturb = std::getenv("MALLOC_PERTURB_");
+  if (perturb == nullptr || std::atoi(perturb) == 0) {
+    REQUIRE(resident_share(front, room) < 0.5);
+    REQUIRE(resident_share(back, back_n) < 0.5);
+  }
+  // Values planted at both ends and the middle of each side: touch_room writes every slot.
+  auto* f = s.data() - s.front_room();
+  auto* b = s.data() + s.size();
+  for (auto* at : {f, f + room / 2, f + room - 1, b, b + back_n / 2, b + back_n - 1}) *at = 7;
+  s.touch_room();
+  for (auto* at : {f, f + room / 2, f + room - 1, b, b + back_n / 2, b + back_n - 1}) REQUIRE(*at == 0);
+  REQUIRE(resident_share(front, room) == 1.0);
+  REQUIRE(resident_share(back, back_n) == 1.0);
+  for (std::uint64_t i = 0; i < 1000; ++i) REQUIRE(s[i] == i);
+  // Once per allocation: a second call writes nothing (a value planted in the room survives).
+  s.data()[-1] = 42;
+  s.touch_room();
+  REQUIRE(s.data()[-1] == 42);
+  // A new allocation is written again.
+  s.shrink_to_fit();
+  s.reserve_room(8, 16);
+  s.data()[-1] = 42;
+  s.touch_room();
+  REQUIRE(s.data()[-1] == 0);
 }

@@ -99,6 +99,14 @@ class SpliceVector {
   void reserve_room(size_type front, size_type cap) {
     if (front_ < front || capacity() < cap) relocate(front, cap);
   }
+  /// Writes the free slots on both sides, once per allocation, so that their pages are mapped
+  /// now and not by the first remap that fills them (DomainOptions::resident_headroom).
+  void touch_room() noexcept {
+    if (touched_ || buf_ == nullptr) return;
+    std::memset(static_cast<void*>(buf_), 0, front_ * sizeof(T));
+    std::memset(static_cast<void*>(buf_ + front_ + size_), 0, (slots_ - front_ - size_) * sizeof(T));
+    touched_ = true;
+  }
   void shrink_to_fit() {
     if (slots_ != size_) relocate(0, size_);
   }
@@ -183,6 +191,7 @@ class SpliceVector {
     std::swap(front_, o.front_);
     std::swap(size_, o.size_);
     std::swap(slots_, o.slots_);
+    std::swap(touched_, o.touched_);
   }
   friend void swap(SpliceVector& a, SpliceVector& b) noexcept { a.swap(b); }
 
@@ -226,12 +235,14 @@ class SpliceVector {
     if (buf_) std::allocator<T>().deallocate(buf_, slots_);
     buf_ = nullptr;
     front_ = size_ = slots_ = 0;
+    touched_ = false;
   }
   void steal(SpliceVector& o) noexcept {
     buf_ = std::exchange(o.buf_, nullptr);
     front_ = std::exchange(o.front_, 0);
     size_ = std::exchange(o.size_, 0);
     slots_ = std::exchange(o.slots_, 0);
+    touched_ = std::exchange(o.touched_, false);
   }
   /// Moves the values to a fresh allocation with `front` slots before them and capacity `cap`.
   void relocate(size_type front, size_type cap) {
@@ -266,6 +277,7 @@ class SpliceVector {
   size_type front_ = 0;  // free slots before the data
   size_type size_ = 0;
   size_type slots_ = 0;  // allocated slots
+  bool touched_ = false;  // touch_room() wrote this allocation's room
 };
 
 /// v.resize_for_overwrite(n) where v has it (SpliceVector), else v.resize(n).
