@@ -199,7 +199,7 @@ class SpliceVector {
   /// holds k + (b - a) + h values; the k front and h back slots are unspecified, for the caller
   /// to fill. The kept run does not move when the room on both sides suffices, which the
   /// headroom the store reserves (core/detail/headroom.hpp) makes the usual case; otherwise it
-  /// is copied once, to fresh room on both sides.
+  /// moves once, within the buffer when it fits, else to fresh room on both sides.
   void open_around(size_type a, size_type b, size_type k, size_type h) {
     IRREGULAR_ASSERT(a <= b && b <= size_);
     const size_type kept = b - a, n = k + kept + h;
@@ -208,8 +208,9 @@ class SpliceVector {
       size_ = n;
       return;
     }
-    if (n <= slots_) {  // room enough in all, not on the right side: centre the kept run
-      const size_type f = (slots_ - n) / 2;
+    if (n <= slots_) {  // room enough in all, not on the right side: keep the start where it can
+      // stay (the pages past the old end may never have been written: each costs a fault)
+      const size_type f = std::min(front_, slots_ - n);
       std::memmove(static_cast<void*>(buf_ + f + k), data() + a, kept * sizeof(T));
       front_ = f;
       size_ = n;
