@@ -2,7 +2,8 @@
 // consecutive hnodes with loads as close as possible to the average (baiardi-2001 §3, the range
 // property). Distributed optimal cut: Pinar & Aykanat's separator-index windows (as cited in
 // saule-bas-catalyurek §2.2) around a DirectCut upper bound, gathered on rank 0 while they are
-// few, else held by the ranks that own the separators and probed by pointer doubling.
+// few, else held by the ranks that own the separators and probed by a tree scan of the greedy
+// steps (O(log p) rounds, O(window) bytes per rank).
 #pragma once
 
 #include <irregular/core/assert.hpp>
@@ -157,11 +158,12 @@ inline std::uint64_t blocking_default_max_window(std::uint64_t n_global, int p) 
 ///   on the exact prefix) and broadcasts: 6 collectives, O(1) bytes;
 /// - else rank j receives windows j-1 and j (one alltoallv: O(p) positions per rank on average),
 ///   and an exact bisection probes them (detail/window_cut.hpp): a probe composes the greedy
-///   steps window j-1 -> window j by pointer doubling, ceil(log2(p-1)) rounds of one message
-///   per rank (a run-length map, at most a window), plus one all_reduce of 3 doubles; a
+///   steps window j-1 -> window j by a tree scan (detail/position_scan.hpp), 2 ceil(log2(p-1))
+///   rounds in which each rank sends at most four run-length maps of at most a window (pointer
+///   doubling would send one per round, log p windows), plus one all_reduce of 3 doubles; a
 ///   feasible probe lowers UB to the bottleneck it realised, an infeasible one lifts LB to the
 ///   least cost that changes a part, so it ends on the optimum. The balanced separators follow
-///   by one more doubling scan right to left. 7 collectives plus one per probe;
+///   by one more scan right to left. 7 collectives plus one per probe;
 /// - when one rank would receive more than `max_window` positions (default
 ///   blocking_default_max_window; skewed loads: a few huge
 ///   hnodes make UB large, so windows span most of the chain), the cut falls back to the same

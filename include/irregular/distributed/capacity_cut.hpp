@@ -2,7 +2,7 @@
 // blocks proportional to the processors' capacities, in a given arrangement), optimal: the
 // bottleneck max_k load_k / c_k is the least any cut on leaf boundaries reaches. Separator
 // windows as in the homogeneous optimal cut (Pinar & Aykanat's bounds, here weighted by the
-// capacities) stay distributed and are probed by pointer doubling (detail/window_cut.hpp);
+// capacities) stay distributed and are probed by a tree scan (detail/window_cut.hpp);
 // DirectCut with capacities is the fallback when a window grows too large.
 #pragma once
 
@@ -161,7 +161,7 @@ CapacityCut<C> direct_capacity_cut(const boost::mpi::communicator& comm, const S
 /// attains UB, so the optimum's separators lie in these windows. Rank j receives windows j-1
 /// and j (one alltoallv, about p · (largest leaf / least c) / (mean leaf / mean c) positions
 /// each), and the exact bisection of detail_win::WindowSearch finds the optimum with part costs
-/// load / c_k: per probe ceil(log2(q-1)) doubling rounds of one message and one all_reduce;
+/// load / c_k: per probe 2 ceil(log2(q-1)) tree-scan rounds, at most four maps sent per rank, and one all_reduce;
 /// the greedy separators at the optimum are returned. When some rank would receive more than
 /// `max_window` positions the cut is DirectCut's (each separator within half a leaf of its
 /// share, one all_reduce). Bytes per rank O(p + windows), never O(p^2).

@@ -14,11 +14,11 @@ namespace irregular {
 
 /// What one blocking_partition call cost this rank (optional out-parameter, for tests and
 /// benchmarks). Collectives are counted per call of an MPI collective; point-to-point messages
-/// occur in the distributed windows' probes (pointer doubling) and on the pipelined fallback.
+/// occur in the distributed windows' probes (a tree scan) and on the pipelined fallback.
 struct BlockingCutStats {
   std::size_t collectives = 0;      // MPI collective calls made by this rank
   std::size_t point_to_point = 0;   // sends + receives
-  std::size_t rounds = 0;           // point-to-point rounds (doubling steps or pipeline hops)
+  std::size_t rounds = 0;           // point-to-point rounds (tree-scan levels or pipeline hops)
   std::size_t bytes_sent = 0;       // payload this rank contributed
   std::size_t bytes_received = 0;   // payload this rank received
   std::size_t probes = 0;           // probes of a bottleneck (distributed windows or pipeline)

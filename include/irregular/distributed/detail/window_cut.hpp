@@ -1,7 +1,7 @@
 // The optimal cut of the distributed leaf chain over distributed separator windows (Pinar &
 // Aykanat's separator-index bounds and exact bisection, as cited in saule-bas-catalyurek §2.2):
 // rank j receives windows j-1 and j (one alltoallv), probes compose the greedy steps between
-// windows by pointer doubling (detail/position_scan.hpp) and one all_reduce per probe moves
+// windows by a tree scan (detail/position_scan.hpp) and one all_reduce per probe moves
 // the bounds. Shared by blocking_partition (parts of equal capacity) and capacity_cut.
 #pragma once
 
@@ -26,7 +26,7 @@
 namespace irregular::detail_win {
 
 inline constexpr double inf = std::numeric_limits<double>::infinity();
-inline constexpr int scan_tag = 0x1c07;  // the probes' doubling messages on the caller's comm
+inline constexpr int scan_tag = 0x1c07;  // the probes' scan messages (and scan_tag + 1) on the caller's comm
 
 /// Consecutive chain positions [first, first + g.size()) with their global prefix sums.
 struct Window {
@@ -156,7 +156,7 @@ class WindowSearch {
   }
 
   /// Greedy probe at B: separator j is the last window position whose part from s_{j-1} costs
-  /// <= B. One doubling scan and one all_reduce of three doubles. Collective over comm.
+  /// <= B. One tree scan and one all_reduce of three doubles. Collective over comm.
   Outcome probe(double B) {
     const auto j = static_cast<std::size_t>(comm_.rank());
     const bool holder = j >= 1 && j < q_;
@@ -287,7 +287,7 @@ class WindowSearch {
 
 /// Balanced separators among the optimal cuts of p equal parts, by partition::balance's rule
 /// (right to left, each s_k from s_{k+1} and the greedy R_k): rank p-1 places s_{p-1} from the
-/// chain's end n, rank j in [2, p) holds the step window j -> window j-1, and one doubling scan
+/// chain's end n, rank j in [2, p) holds the step window j -> window j-1, and one tree scan
 /// runs from rank p-1 down. s_k lies between the greedy separators from the right and from the
 /// left at B*, so within Bounds(k, B*) and at most R_k: the maps cover that range only.
 /// Returns {s_{j-1}, s_{p-1}} on rank j (no_position where this rank places none). Collective
