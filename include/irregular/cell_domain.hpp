@@ -291,8 +291,16 @@ class CellDomain : private detail::CellDomainCore<Data, S, C, Metric, P> {
     AdaptStats stats;
     decltype(leaves_.starts_) starts;  // become the leaves' arrays
     decltype(leaves_.levels_) levels;
-    std::vector<Data> data;
+    decltype(data_) data;
     mpi::agree(comm_.get(), [&] {
+      {  // the exact count of new leaves when nothing coarsens: one allocation, no regrowth
+        // (capped by the leaf budget, which the count after coarsening is checked against)
+        const auto refined = static_cast<std::size_t>(std::count(marks_.begin(), marks_.end(), Mark::refine));
+        const std::size_t n = std::min(leaves_.size() + refined * (detail::children_of<C> - 1), max_leaves_ + 1);
+        starts.reserve(n);
+        levels.reserve(n);
+        data.reserve(n);
+      }
       const auto& s = leaves_.starts();
       const auto& l = leaves_.levels();
       constexpr int kids = detail::children_of<C>;

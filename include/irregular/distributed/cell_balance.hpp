@@ -163,12 +163,13 @@ NewData<Data> split_data(std::span<const typename C::index_type> starts, std::sp
   return r;
 }
 
-/// The data of refinement `b`: kept leaves' data moved from `data`, new leaves' from `fresh`.
-template <SpaceFillingCurve C, class Data>
-std::vector<Data> assemble_data(std::span<const typename C::index_type> starts, std::span<const std::uint8_t> levels,
-                                std::vector<Data>& data, const LeafArrays<typename C::index_type>& b,
-                                std::vector<Data>& fresh) {
-  std::vector<Data> out;
+/// The data of refinement `b`: kept leaves' data moved from `data`, new leaves' from `fresh`,
+/// into an array of data's type.
+template <SpaceFillingCurve C, class DataV>
+DataV assemble_data(std::span<const typename C::index_type> starts, std::span<const std::uint8_t> levels,
+                    DataV& data, const LeafArrays<typename C::index_type>& b,
+                    std::vector<typename DataV::value_type>& fresh) {
+  DataV out;
   out.reserve(b.starts.capacity());  // the leaf arrays' room to grow (a remap splices arrivals in)
   for (std::size_t i = 0, j = 0, f = 0; i < starts.size(); ++i) {
     if (b.levels[j] == levels[i]) {

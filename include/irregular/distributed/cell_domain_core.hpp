@@ -6,6 +6,7 @@
 #include <irregular/core/box.hpp>
 #include <irregular/core/cell.hpp>
 #include <irregular/core/concepts.hpp>
+#include <irregular/core/detail/headroom.hpp>  // detail::store_vector
 #include <irregular/core/error.hpp>
 #include <irregular/curve/interval.hpp>
 #include <irregular/distributed/cell_balance.hpp>
@@ -164,13 +165,13 @@ class CellDomainCore {
     migration_ = {};
     ShiftLayout layout;
     std::optional<M> settled;
-    std::vector<index_type> keys;
-    keys.reserve(leaves_.starts_.capacity());  // the starts' room: arrivals splice in without moving
-    keys.assign(leaves_.starts().begin(), leaves_.starts().end());
-    if constexpr (M::contiguous_segments && mpi::is_raw_transportable<Data>)
-      if (auto sent = shift_segments(comm_.get(), map, leaves_, payload, data_, keys, no_offsets, tag_migrate, &layout))
+    if constexpr (M::contiguous_segments && mpi::is_raw_transportable<Data>) {
+      LeafKeyed by_start;  // a datum's key is its leaf's start
+      if (auto sent = shift_segments(comm_.get(), map, leaves_, payload, data_, by_start, no_offsets, tag_migrate, &layout))
         migration_ += *sent, settled = map;  // no leaf is cut: holding leaves whole changes nothing
+    }
     if (!settled) {
+      std::vector<index_type> keys(leaves_.starts().begin(), leaves_.starts().end());
       std::vector<Keyed> keyed;
       for (std::size_t i = 0; i < leaves_.size(); ++i)
         keyed.push_back({leaves_.starts()[i], leaves_.levels()[i], std::move(data_[i])});
@@ -231,14 +232,14 @@ class CellDomainCore {
   }
 
   /// The tree after adapt: new leaves and data in curve order; the map still holds them.
-  template <class Starts, class Levels>
-  void replace_leaves(Starts starts, Levels levels, std::vector<Data> data) {
+  template <class Starts, class Levels, class DataV>
+  void replace_leaves(Starts starts, Levels levels, DataV data) {
     leaves_.counts_.clear();
     leaves_.counts_.reserve(starts.capacity());  // the starts' room: a remap splices arrivals in place
     leaves_.counts_.assign(starts.size(), 1);
     detail::adopt(leaves_.starts_, std::move(starts));
     detail::adopt(leaves_.levels_, std::move(levels));
-    data_ = std::move(data);
+    detail::adopt(data_, std::move(data));
     marks_.clear();  // they named the old leaves
     ++generation_;
     loads_.new_window(leaves_.size());
@@ -250,7 +251,7 @@ class CellDomainCore {
   options_type options_;
   map_type map_{};
   LocalLeaves<C> leaves_;
-  std::vector<Data> data_;
+  detail::store_vector<Data> data_;  // one datum per leaf, in leaf order
   std::vector<Mark> marks_;
   std::optional<std::string> mark_error_;
   LeafLoads<C, Metric> loads_;

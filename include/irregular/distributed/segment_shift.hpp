@@ -112,6 +112,10 @@ struct ShiftLayout {
 /// The `offsets` argument of a caller that keeps none.
 inline constexpr std::vector<std::size_t>* no_offsets = nullptr;
 
+/// The `keys` argument of a caller whose elements are one per leaf, keyed by its start (a cell
+/// datum): the starts are the keys and every count is 1, so neither travels nor splices twice.
+struct LeafKeyed {};
+
 template <OwnershipMap M, class LV, class EV, class KV, class OV>
   requires(M::contiguous_segments)
 std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communicator& comm, const M& map,
@@ -125,10 +129,13 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
   if constexpr (!mpi::is_raw_transportable<E>) {
     return std::nullopt;
   } else {
+    constexpr bool leaf_keyed = std::is_same_v<KV, LeafKeyed>;
     const int p = comm.size(), me = comm.rank();
     const auto P = static_cast<std::size_t>(p), self = static_cast<std::size_t>(me);
-    const std::size_t n = leaves.size(), m = keys.size();
-    IRREGULAR_ASSERT(keys.size() == elements.size() && (payload.empty() || payload.size() == n));
+    const std::size_t n = leaves.size(), m = elements.size();
+    if constexpr (leaf_keyed) IRREGULAR_ASSERT(m == n && !offsets);
+    else IRREGULAR_ASSERT(keys.size() == m);
+    IRREGULAR_ASSERT(payload.empty() || payload.size() == n);
     IRREGULAR_ASSERT(!offsets || offsets->size() == n + 1);
     const auto& s = map.splitters();
     IRREGULAR_ASSERT(s.size() == P + 1);
@@ -141,7 +148,8 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
     for (std::size_t d = 1; d < P; ++d) {
       lb[d] = static_cast<std::size_t>(std::lower_bound(leaves.starts_.begin(), leaves.starts_.end(), s[d]) -
                                        leaves.starts_.begin());
-      eb[d] = static_cast<std::size_t>(std::lower_bound(keys.begin(), keys.end(), s[d]) - keys.begin());
+      if constexpr (leaf_keyed) eb[d] = lb[d];
+      else eb[d] = static_cast<std::size_t>(std::lower_bound(keys.begin(), keys.end(), s[d]) - keys.begin());
     }
     // A splitter strictly inside a leaf splits it: only the leaf before each cut can contain one.
     // {leaves split, something moves, a payload travels}: a rank without leaves has an empty
@@ -173,9 +181,9 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
       trailers[d] = Trailer{ne, nl, has_payload ? 1u : 0u};
       const std::size_t first = regions.size();
       regions.push_back(bytes_of(elements.data() + eb[d], ne));
-      regions.push_back(bytes_of(keys.data() + eb[d], ne));
+      if constexpr (!leaf_keyed) regions.push_back(bytes_of(keys.data() + eb[d], ne));
       regions.push_back(bytes_of(leaves.starts_.data() + lb[d], nl));
-      regions.push_back(bytes_of(leaves.counts_.data() + lb[d], nl));
+      if constexpr (!leaf_keyed) regions.push_back(bytes_of(leaves.counts_.data() + lb[d], nl));
       regions.push_back(bytes_of(payload.data() + (has_payload ? lb[d] : 0), has_payload ? nl : 0));
       regions.push_back(bytes_of(leaves.levels_.data() + lb[d], nl));
       regions.push_back(bytes_of(&trailers[d], 1));
@@ -204,12 +212,14 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
     std::size_t low_l = 0, low_e = 0, high_l = 0, high_e = 0;
     for (const auto& [source, msg] : sink.got) {
       Trailer t{};
-      const std::size_t leaf_bytes = sizeof(I) + sizeof(std::uint64_t) + 1;
+      const std::size_t key_bytes = leaf_keyed ? 0 : sizeof(I), count_bytes = leaf_keyed ? 0 : sizeof(std::uint64_t);
+      const std::size_t leaf_bytes = sizeof(I) + count_bytes + 1;
       bool ok = msg.size() >= sizeof t;
       if (ok) {
         std::memcpy(&t, msg.data() + msg.size() - sizeof t, sizeof t);
         ok = t.payload == (has_payload ? 1u : 0u) && t.leaves <= msg.size() && t.elements <= msg.size() &&
-             msg.size() - sizeof t == t.elements * (sizeof(E) + sizeof(I)) + t.leaves * (leaf_bytes + (has_payload ? sizeof(double) : 0));
+             (!leaf_keyed || t.elements == t.leaves) &&
+             msg.size() - sizeof t == t.elements * (sizeof(E) + key_bytes) + t.leaves * (leaf_bytes + (has_payload ? sizeof(double) : 0));
       }
       if (!ok || source == me)
         throw parse_error("irregular::shift_segments: rank " + std::to_string(me) + " received " +
@@ -224,9 +234,9 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
         return here;
       };
       r.elements = skip(t.elements * sizeof(E));
-      r.keys = skip(t.elements * sizeof(I));
+      r.keys = skip(t.elements * key_bytes);
       r.starts = skip(t.leaves * sizeof(I));
-      r.counts = skip(t.leaves * sizeof(std::uint64_t));
+      r.counts = skip(t.leaves * count_bytes);
       r.payload = skip(has_payload ? t.leaves * sizeof(double) : 0);
       r.levels = skip(t.leaves);
       arrivals.push_back(r);
@@ -258,10 +268,16 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
     const auto per_element = [](const detail_shift::Arrival& r) { return static_cast<std::size_t>(r.t.elements); };
     splice(leaves.starts_, a, b, low_l, high_l, [](const auto& r) { return r.starts; }, per_leaf);
     splice(leaves.levels_, a, b, low_l, high_l, [](const auto& r) { return r.levels; }, per_leaf);
-    splice(leaves.counts_, a, b, low_l, high_l, [](const auto& r) { return r.counts; }, per_leaf);
+    if constexpr (leaf_keyed) {  // one element per leaf: the arrivals' counts are 1
+      detail::open_around(leaves.counts_, a, b, low_l, high_l);
+      std::fill_n(leaves.counts_.data(), low_l, std::uint64_t{1});
+      std::fill_n(leaves.counts_.data() + low_l + kept, high_l, std::uint64_t{1});
+    } else {
+      splice(leaves.counts_, a, b, low_l, high_l, [](const auto& r) { return r.counts; }, per_leaf);
+    }
     if (has_payload) splice(payload, a, b, low_l, high_l, [](const auto& r) { return r.payload; }, per_leaf);
     splice(elements, ea, ee, low_e, high_e, [](const auto& r) { return r.elements; }, per_element);
-    splice(keys, ea, ee, low_e, high_e, [](const auto& r) { return r.keys; }, per_element);
+    if constexpr (!leaf_keyed) splice(keys, ea, ee, low_e, high_e, [](const auto& r) { return r.keys; }, per_element);
     arrivals.clear();
     sink.got.clear();
 
@@ -275,13 +291,15 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
           if (!(st[k - 1] < st[k])) return false;
         return true;
       };
-      auto sorted_keys = [&keys](std::size_t from, std::size_t to) {  // keys[from, to] not decreasing
-        for (std::size_t k = from + 1; k <= to && k < keys.size(); ++k)
-          if (keys[k] < keys[k - 1]) return false;
-        return true;
-      };
-      ordered = increasing(0, low_l) && increasing(low_l + kept - (kept > 0 ? 1 : 0), st.size()) &&
-                sorted_keys(0, low_e) && sorted_keys(low_e + kept_e - (kept_e > 0 ? 1 : 0), keys.size());
+      ordered = increasing(0, low_l) && increasing(low_l + kept - (kept > 0 ? 1 : 0), st.size());
+      if constexpr (!leaf_keyed) {
+        auto sorted_keys = [&keys](std::size_t from, std::size_t to) {  // keys[from, to] not decreasing
+          for (std::size_t k = from + 1; k <= to && k < keys.size(); ++k)
+            if (keys[k] < keys[k - 1]) return false;
+          return true;
+        };
+        ordered = ordered && sorted_keys(0, low_e) && sorted_keys(low_e + kept_e - (kept_e > 0 ? 1 : 0), keys.size());
+      }
     }
     if (!ordered) {
       std::vector<std::size_t> order(leaves.size());
@@ -290,16 +308,19 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
                 [&](std::size_t x, std::size_t y) { return leaves.starts_[x] < leaves.starts_[y]; });
       LocalLeaves<C> sorted;
       LV sorted_payload;
+      EV sorted_elements;
       for (std::size_t i : order) {
         sorted.push_back(leaves.starts_[i], leaves.levels_[i], leaves.counts_[i]);
         if (has_payload) sorted_payload.push_back(payload[i]);
+        if constexpr (leaf_keyed) sorted_elements.push_back(elements[i]);
       }
       leaves = std::move(sorted);
       if (has_payload) payload = std::move(sorted_payload);
-      detail::sort_by_key(elements, keys);
+      if constexpr (leaf_keyed) elements = std::move(sorted_elements);
+      else detail::sort_by_key(elements, keys);
     }
 
-    if (offsets) {
+    if constexpr (!leaf_keyed) if (offsets) {
       auto& off = *offsets;
       // A settled leaf holds all its elements, so its global count is its local run length.
       bool whole = ordered && offsets_kept;

@@ -201,6 +201,12 @@ TEST_CASE("periodic balance and a rebalance under per-level loads keep the leave
   d.rebalance({.threshold = 0});
   REQUIRE(gathered(d) == before);
   REQUIRE(total_mass(d) == (std::uint64_t{1} << (2 * deepest)));
+  // Every datum travelled with its leaf (the sums above cannot see a permutation).
+  bool with_leaf = true;
+  for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
+    with_leaf = with_leaf && d.data(i).value == value_of(d.cell(i)) &&
+                d.data(i).mass == std::uint64_t{1} << (2 * (deepest - d.level(i)));
+  REQUIRE(failures(w, with_leaf) == 0);
   // Loads after the remap: no rank above the average by more than the heaviest leaf.
   double mine = 0, heaviest = 0;
   for (double l : d.local_loads()) mine += l, heaviest = std::max(heaviest, l);

@@ -61,18 +61,18 @@ class SpliceVector {
   }
   ~SpliceVector() { release(); }
 
-  [[nodiscard]] size_type size() const noexcept { return size_; }
-  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+  [[nodiscard]] size_type size() const noexcept { return static_cast<size_type>(last_ - first_); }
+  [[nodiscard]] bool empty() const noexcept { return last_ == first_; }
   /// Values the data can reach without reallocating, growing at the back (as std::vector's).
-  [[nodiscard]] size_type capacity() const noexcept { return slots_ - front_; }
+  [[nodiscard]] size_type capacity() const noexcept { return static_cast<size_type>(end_ - first_); }
   /// Free slots before the first value.
-  [[nodiscard]] size_type front_room() const noexcept { return front_; }
-  [[nodiscard]] T* data() noexcept { return buf_ + front_; }
-  [[nodiscard]] const T* data() const noexcept { return buf_ + front_; }
-  [[nodiscard]] iterator begin() noexcept { return data(); }
-  [[nodiscard]] iterator end() noexcept { return data() + size_; }
-  [[nodiscard]] const_iterator begin() const noexcept { return data(); }
-  [[nodiscard]] const_iterator end() const noexcept { return data() + size_; }
+  [[nodiscard]] size_type front_room() const noexcept { return static_cast<size_type>(first_ - buf_); }
+  [[nodiscard]] T* data() noexcept { return first_; }
+  [[nodiscard]] const T* data() const noexcept { return first_; }
+  [[nodiscard]] iterator begin() noexcept { return first_; }
+  [[nodiscard]] iterator end() noexcept { return last_; }
+  [[nodiscard]] const_iterator begin() const noexcept { return first_; }
+  [[nodiscard]] const_iterator end() const noexcept { return last_; }
   [[nodiscard]] const_iterator cbegin() const noexcept { return begin(); }
   [[nodiscard]] const_iterator cend() const noexcept { return end(); }
   [[nodiscard]] reverse_iterator rbegin() noexcept { return reverse_iterator(end()); }
@@ -80,76 +80,79 @@ class SpliceVector {
   [[nodiscard]] const_reverse_iterator rbegin() const noexcept { return const_reverse_iterator(end()); }
   [[nodiscard]] const_reverse_iterator rend() const noexcept { return const_reverse_iterator(begin()); }
   [[nodiscard]] T& operator[](size_type i) noexcept {
-    IRREGULAR_ASSERT(i < size_);
-    return data()[i];
+    IRREGULAR_ASSERT(i < size());
+    return first_[i];
   }
   [[nodiscard]] const T& operator[](size_type i) const noexcept {
-    IRREGULAR_ASSERT(i < size_);
-    return data()[i];
+    IRREGULAR_ASSERT(i < size());
+    return first_[i];
   }
   [[nodiscard]] T& front() noexcept { return (*this)[0]; }
   [[nodiscard]] const T& front() const noexcept { return (*this)[0]; }
-  [[nodiscard]] T& back() noexcept { return (*this)[size_ - 1]; }
-  [[nodiscard]] const T& back() const noexcept { return (*this)[size_ - 1]; }
+  [[nodiscard]] T& back() noexcept { return (*this)[size() - 1]; }
+  [[nodiscard]] const T& back() const noexcept { return (*this)[size() - 1]; }
 
   void reserve(size_type n) {
-    if (n > capacity()) relocate(front_, n);
+    if (n > capacity()) relocate(front_room(), n);
   }
   /// At least `front` free slots before the data and a capacity of at least `cap`.
   void reserve_room(size_type front, size_type cap) {
-    if (front_ < front || capacity() < cap) relocate(front, cap);
+    if (front_room() < front || capacity() < cap) relocate(front, cap);
   }
   /// Writes the free slots on both sides, once per allocation, so that their pages are mapped
   /// now and not by the first remap that fills them (DomainOptions::resident_headroom).
   void touch_room() noexcept {
     if (touched_ || buf_ == nullptr) return;
-    std::memset(static_cast<void*>(buf_), 0, front_ * sizeof(T));
-    std::memset(static_cast<void*>(buf_ + front_ + size_), 0, (slots_ - front_ - size_) * sizeof(T));
+    std::memset(static_cast<void*>(buf_), 0, front_room() * sizeof(T));
+    std::memset(static_cast<void*>(last_), 0, static_cast<size_type>(end_ - last_) * sizeof(T));
     touched_ = true;
   }
   void shrink_to_fit() {
-    if (slots_ != size_) relocate(0, size_);
+    if (buf_ != first_ || end_ != last_) relocate(0, size());
   }
-  void clear() noexcept { size_ = 0; }
+  void clear() noexcept { last_ = first_; }
   /// New values are value-initialized, as std::vector's.
   void resize(size_type n) { resize(n, T()); }
   void resize(size_type n, const T& v) {
-    if (n > size_) {
+    const size_type old = size();
+    if (n > old) {
       grow_to(n);
-      std::fill(data() + size_, data() + n, v);
+      std::fill(first_ + old, first_ + n, v);
     }
-    size_ = n;
+    last_ = first_ + n;
   }
   /// Grows or shrinks to n values, leaving new ones unspecified for the caller to overwrite:
   /// no fill pass (a receive or a key computation writes them next).
   void resize_for_overwrite(size_type n) {
-    if (n > size_) grow_to(n);
-    size_ = n;
+    if (n > size()) grow_to(n);
+    last_ = first_ + n;
   }
   void assign(size_type n, const T& v) {
-    size_ = 0;
+    clear();
     resize(n, v);
   }
   template <std::input_iterator It>
   void assign(It first, It last) {
-    size_ = 0;
+    clear();
     if constexpr (std::forward_iterator<It>) {
       const auto n = static_cast<size_type>(std::distance(first, last));
       if (n > capacity()) relocate(0, n);
-      std::copy(first, last, data());
-      size_ = n;
+      std::copy(first, last, first_);
+      last_ = first_ + n;
     } else {
       for (; first != last; ++first) push_back(*first);
     }
   }
+  // Members are pointers, as std::vector's: a store of a value (an index is a std::uint64_t)
+  // cannot alias them, so a loop that fills several arrays keeps their ends in registers.
   void push_back(const T& v) {
-    if (size_ == capacity()) {
+    if (last_ == end_) {
       const T copy = v;  // v may live in this vector
-      grow_to(size_ + 1);
-      data()[size_++] = copy;
+      grow_to(size() + 1);
+      *last_++ = copy;
       return;
     }
-    data()[size_++] = v;
+    *last_++ = v;
   }
   template <class... Args>
   T& emplace_back(Args&&... args) {
@@ -157,40 +160,39 @@ class SpliceVector {
     return back();
   }
   void pop_back() noexcept {
-    IRREGULAR_ASSERT(size_ > 0);
-    --size_;
+    IRREGULAR_ASSERT(!empty());
+    --last_;
   }
   iterator insert(const_iterator pos, const T& v) { return insert(pos, size_type{1}, v); }
   iterator insert(const_iterator pos, size_type n, const T& v) {
     const T copy = v;
     const size_type at = open_gap(pos, n);
-    std::fill(data() + at, data() + at + n, copy);
-    return data() + at;
+    std::fill(first_ + at, first_ + at + n, copy);
+    return first_ + at;
   }
   template <std::forward_iterator It>
   iterator insert(const_iterator pos, It first, It last) {
     const auto n = static_cast<size_type>(std::distance(first, last));
     const size_type at = open_gap(pos, n);  // precondition, as std::vector's: [first, last) not in *this
-    std::copy(first, last, data() + at);
-    return data() + at;
+    std::copy(first, last, first_ + at);
+    return first_ + at;
   }
   iterator erase(const_iterator first, const_iterator last) {
     const auto at = static_cast<size_type>(first - begin()), n = static_cast<size_type>(last - first);
     if (at == 0) {  // leaving the front is free: the room grows
-      front_ += n;
-      size_ -= n;
+      first_ += n;
       return begin();
     }
-    std::memmove(static_cast<void*>(data() + at), data() + at + n, (size_ - at - n) * sizeof(T));
-    size_ -= n;
-    return data() + at;
+    std::memmove(static_cast<void*>(first_ + at), first_ + at + n, (size() - at - n) * sizeof(T));
+    last_ -= n;
+    return first_ + at;
   }
   iterator erase(const_iterator pos) { return erase(pos, pos + 1); }
   void swap(SpliceVector& o) noexcept {
     std::swap(buf_, o.buf_);
-    std::swap(front_, o.front_);
-    std::swap(size_, o.size_);
-    std::swap(slots_, o.slots_);
+    std::swap(first_, o.first_);
+    std::swap(last_, o.last_);
+    std::swap(end_, o.end_);
     std::swap(touched_, o.touched_);
   }
   friend void swap(SpliceVector& a, SpliceVector& b) noexcept { a.swap(b); }
@@ -201,29 +203,26 @@ class SpliceVector {
   /// headroom the store reserves (core/detail/headroom.hpp) makes the usual case; otherwise it
   /// moves once, within the buffer when it fits, else to fresh room on both sides.
   void open_around(size_type a, size_type b, size_type k, size_type h) {
-    IRREGULAR_ASSERT(a <= b && b <= size_);
-    const size_type kept = b - a, n = k + kept + h;
-    if (front_ + a >= k && front_ + b + h <= slots_) {
-      front_ = front_ + a - k;
-      size_ = n;
+    IRREGULAR_ASSERT(a <= b && b <= size());
+    const size_type kept = b - a, n = k + kept + h, front = front_room(), slots = static_cast<size_type>(end_ - buf_);
+    if (front + a >= k && front + b + h <= slots) {
+      first_ = buf_ + (front + a - k);
+      last_ = first_ + n;
       return;
     }
-    if (n <= slots_) {  // room enough in all, not on the right side: keep the start where it can
+    if (n <= slots) {  // room enough in all, not on the right side: keep the start where it can
       // stay (the pages past the old end may never have been written: each costs a fault)
-      const size_type f = std::min(front_, slots_ - n);
-      std::memmove(static_cast<void*>(buf_ + f + k), data() + a, kept * sizeof(T));
-      front_ = f;
-      size_ = n;
+      const size_type f = std::min(front, slots - n);
+      std::memmove(static_cast<void*>(buf_ + f + k), first_ + a, kept * sizeof(T));
+      first_ = buf_ + f;
+      last_ = first_ + n;
       return;
     }
-    const size_type f = n / 2, slots = f + n + n / 2;  // the store's headroom on both sides
-    T* fresh = allocate(slots);
-    if (kept) std::memcpy(static_cast<void*>(fresh + f + k), data() + a, kept * sizeof(T));
+    const size_type f = n / 2, total = f + n + n / 2;  // the store's headroom on both sides
+    T* fresh = allocate(total);
+    if (kept) std::memcpy(static_cast<void*>(fresh + f + k), first_ + a, kept * sizeof(T));
     release();
-    buf_ = fresh;
-    front_ = f;
-    size_ = n;
-    slots_ = slots;
+    adopt_buffer(fresh, f, n, total);
   }
 
   friend bool operator==(const SpliceVector& x, const SpliceVector& y) {
@@ -233,51 +232,53 @@ class SpliceVector {
  private:
   static T* allocate(size_type n) { return n == 0 ? nullptr : std::allocator<T>().allocate(n); }
   void release() noexcept {
-    if (buf_) std::allocator<T>().deallocate(buf_, slots_);
-    buf_ = nullptr;
-    front_ = size_ = slots_ = 0;
+    if (buf_) std::allocator<T>().deallocate(buf_, static_cast<size_type>(end_ - buf_));
+    buf_ = first_ = last_ = end_ = nullptr;
     touched_ = false;
+  }
+  void adopt_buffer(T* fresh, size_type front, size_type n, size_type slots) noexcept {
+    buf_ = fresh;
+    first_ = fresh + front;
+    last_ = first_ + n;
+    end_ = fresh + slots;
   }
   void steal(SpliceVector& o) noexcept {
     buf_ = std::exchange(o.buf_, nullptr);
-    front_ = std::exchange(o.front_, 0);
-    size_ = std::exchange(o.size_, 0);
-    slots_ = std::exchange(o.slots_, 0);
+    first_ = std::exchange(o.first_, nullptr);
+    last_ = std::exchange(o.last_, nullptr);
+    end_ = std::exchange(o.end_, nullptr);
     touched_ = std::exchange(o.touched_, false);
   }
   /// Moves the values to a fresh allocation with `front` slots before them and capacity `cap`.
   void relocate(size_type front, size_type cap) {
-    cap = std::max(cap, size_);
+    const size_type n = size();
+    cap = std::max(cap, n);
     T* fresh = allocate(front + cap);
-    if (size_) std::memcpy(static_cast<void*>(fresh + front), data(), size_ * sizeof(T));
-    const size_type n = size_;
+    if (n) std::memcpy(static_cast<void*>(fresh + front), first_, n * sizeof(T));
     release();
-    buf_ = fresh;
-    front_ = front;
-    size_ = n;
-    slots_ = front + cap;
+    adopt_buffer(fresh, front, n, front + cap);
   }
   void grow_to(size_type n) {
-    if (n > capacity()) relocate(front_, std::max(n, 2 * capacity()));
+    if (n > capacity()) relocate(front_room(), std::max(n, 2 * capacity()));
   }
   /// Makes n unspecified slots at pos; returns their index.
   size_type open_gap(const_iterator pos, size_type n) {
     const auto at = static_cast<size_type>(pos - begin());
-    if (at == 0 && n <= front_) {  // arrivals in front take the room
-      front_ -= n;
-      size_ += n;
+    if (at == 0 && n <= front_room()) {  // arrivals in front take the room
+      first_ -= n;
       return 0;
     }
-    grow_to(size_ + n);
-    std::memmove(static_cast<void*>(data() + at + n), data() + at, (size_ - at) * sizeof(T));
-    size_ += n;
+    const size_type old = size();
+    grow_to(old + n);
+    std::memmove(static_cast<void*>(first_ + at + n), first_ + at, (old - at) * sizeof(T));
+    last_ = first_ + old + n;
     return at;
   }
 
-  T* buf_ = nullptr;
-  size_type front_ = 0;  // free slots before the data
-  size_type size_ = 0;
-  size_type slots_ = 0;  // allocated slots
+  T* buf_ = nullptr;    // the allocation
+  T* first_ = nullptr;  // the first value: [buf_, first_) is the room in front
+  T* last_ = nullptr;   // past the last value
+  T* end_ = nullptr;    // past the allocation: [last_, end_) is the room behind
   bool touched_ = false;  // touch_room() wrote this allocation's room
 };
 
