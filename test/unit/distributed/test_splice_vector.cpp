@@ -1,6 +1,8 @@
 // SpliceVector (the store's arrays) against std::vector: random sequences of every operation the
-// library uses, with open_around checked against its definition (low ++ kept ++ high), and the
-// promise that a splice within the room moves nothing.
+// library uses, with open_around checked against its definition (low ++ kept ++ high), the
+// promise that a splice within the room moves nothing, and the pool that hands released blocks,
+// pages mapped, to the next array.
+#include <irregular/core/block_pool.hpp>
 #include <irregular/core/detail/headroom.hpp>
 #include <irregular/core/detail/splice_vector.hpp>
 #include <irregular/distributed/detail/open_around.hpp>
@@ -162,6 +164,7 @@ TEST_CASE("SpliceVector: a splice within the room moves nothing and fills nothin
 }
 
 TEST_CASE("SpliceVector: touch_room maps the room's pages, keeps the values, and runs once", "[splice_vector]") {
+  irregular::release_array_blocks();  // a kept block would have its pages mapped already
   SpliceVector<std::uint64_t> s;
   for (std::uint64_t i = 0; i < 1000; ++i) s.push_back(i);
   // 64 MiB in all: above any malloc mmap threshold, so the room starts unmapped.
@@ -206,4 +209,52 @@ TEST_CASE("SpliceVector: touch_room maps the room's pages, keeps the values, and
   s.data()[-1] = 42;
   s.touch_room();
   REQUIRE(s.data()[-1] == 0);
+}
+
+TEST_CASE("BlockPool: a released array's block, pages mapped, goes to the next array of about its size", "[splice_vector]") {
+  using irregular::detail::BlockPool;
+  irregular::release_array_blocks();
+  REQUIRE(irregular::array_blocks_held() == 0);
+  const std::size_t n = std::size_t{1} << 18;  // 2 MiB of values
+  const std::uint64_t* first = nullptr;
+  {
+    SpliceVector<std::uint64_t> a;
+    a.reserve(n);
+    for (std::uint64_t i = 0; i < n; ++i) a.push_back(i);  // every page written
+    first = a.data();
+  }
+  REQUIRE(irregular::array_blocks_held() == n * sizeof(std::uint64_t));
+  {
+    // The next array of about that size gets the same block, its pages still mapped.
+    SpliceVector<std::uint64_t> b;
+    b.reserve(n - 1000);
+    REQUIRE(b.data() == first);
+    REQUIRE(b.capacity() >= n);  // the whole block: a reused block may hold more than asked
+    REQUIRE(irregular::array_blocks_held() == 0);
+    const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+    const auto lo = reinterpret_cast<std::uintptr_t>(b.data()) & ~(page - 1);
+    const auto hi = reinterpret_cast<std::uintptr_t>(b.data() + n);
+    std::vector<unsigned char> in((hi - lo + page - 1) / page);
+    REQUIRE(mincore(reinterpret_cast<void*>(lo), hi - lo, in.data()) == 0);
+    std::size_t mapped = 0;
+    for (unsigned char c : in) mapped += c & 1u;
+    REQUIRE(mapped == in.size());
+    // An array less than half the block's size does not take it.
+    SpliceVector<std::uint64_t> c;
+    c.reserve(n / 4);
+    REQUIRE(c.data() != first);
+  }
+  // Caps: at most 16 blocks and 256 MiB kept, the oldest dropped first; small blocks never.
+  irregular::release_array_blocks();
+  std::vector<BlockPool::Block> blocks;
+  for (int i = 0; i < 20; ++i) blocks.push_back(BlockPool::take(std::size_t{1} << 20));
+  for (const auto& b : blocks) BlockPool::give(b);
+  REQUIRE(irregular::array_blocks_held() == std::size_t{16} << 20);
+  BlockPool::give(BlockPool::take(std::size_t{200} << 20));  // 16 + 200 MiB: fits by count only after evictions
+  REQUIRE(irregular::array_blocks_held() <= irregular::detail::block_pool_bytes);
+  const std::size_t before = irregular::array_blocks_held();
+  BlockPool::give(BlockPool::take(1024));
+  REQUIRE(irregular::array_blocks_held() == before);
+  irregular::release_array_blocks();
+  REQUIRE(irregular::array_blocks_held() == 0);
 }

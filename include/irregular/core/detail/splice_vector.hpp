@@ -2,10 +2,12 @@
 // that a remap's splice (open_around) costs what arrives, not what stays: the run a rank keeps
 // stays where it is while arrivals fill the room on either side (baiardi-2001 §3: a segment shift
 // moves only the segments that change owner). Room nobody writes costs address space only: a
-// large allocation's pages are mapped on first touch.
+// large allocation's pages are mapped on first touch. Large buffers come from and go back to the
+// thread's BlockPool (core/block_pool.hpp), so the next array reuses pages already mapped.
 #pragma once
 
 #include <irregular/core/assert.hpp>
+#include <irregular/core/block_pool.hpp>
 
 #include <algorithm>
 #include <compare>
@@ -22,6 +24,7 @@ namespace irregular::detail {
 
 template <class T>
 class SpliceVector {
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "SpliceVector: over-aligned values are not supported");
   static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>,
                 "SpliceVector holds trivially copyable values; others live in std::vector");
 
@@ -218,11 +221,11 @@ class SpliceVector {
       last_ = first_ + n;
       return;
     }
-    const size_type f = n / 2, total = f + n + n / 2;  // the store's headroom on both sides
-    T* fresh = allocate(total);
-    if (kept) std::memcpy(static_cast<void*>(fresh + f + k), first_ + a, kept * sizeof(T));
+    const size_type f = n / 2;  // the store's headroom on both sides
+    const Fresh fresh = allocate(f + n + n / 2);
+    if (kept) std::memcpy(static_cast<void*>(fresh.p + f + k), first_ + a, kept * sizeof(T));
     release();
-    adopt_buffer(fresh, f, n, total);
+    adopt_buffer(fresh, f, n);
   }
 
   friend bool operator==(const SpliceVector& x, const SpliceVector& y) {
@@ -230,17 +233,25 @@ class SpliceVector {
   }
 
  private:
-  static T* allocate(size_type n) { return n == 0 ? nullptr : std::allocator<T>().allocate(n); }
+  struct Fresh {
+    T* p = nullptr;
+    size_type slots = 0;  // at least the slots asked for: a reused block may hold more
+  };
+  static Fresh allocate(size_type n) {
+    if (n == 0) return {};
+    const BlockPool::Block b = BlockPool::take(n * sizeof(T));
+    return {static_cast<T*>(b.p), b.bytes / sizeof(T)};
+  }
   void release() noexcept {
-    if (buf_) std::allocator<T>().deallocate(buf_, static_cast<size_type>(end_ - buf_));
+    if (buf_) BlockPool::give({buf_, static_cast<size_type>(end_ - buf_) * sizeof(T)});
     buf_ = first_ = last_ = end_ = nullptr;
     touched_ = false;
   }
-  void adopt_buffer(T* fresh, size_type front, size_type n, size_type slots) noexcept {
-    buf_ = fresh;
-    first_ = fresh + front;
+  void adopt_buffer(Fresh fresh, size_type front, size_type n) noexcept {
+    buf_ = fresh.p;
+    first_ = fresh.p + front;
     last_ = first_ + n;
-    end_ = fresh + slots;
+    end_ = fresh.p + fresh.slots;
   }
   void steal(SpliceVector& o) noexcept {
     buf_ = std::exchange(o.buf_, nullptr);
@@ -253,10 +264,10 @@ class SpliceVector {
   void relocate(size_type front, size_type cap) {
     const size_type n = size();
     cap = std::max(cap, n);
-    T* fresh = allocate(front + cap);
-    if (n) std::memcpy(static_cast<void*>(fresh + front), first_, n * sizeof(T));
+    const Fresh fresh = allocate(front + cap);
+    if (n) std::memcpy(static_cast<void*>(fresh.p + front), first_, n * sizeof(T));
     release();
-    adopt_buffer(fresh, front, n, front + cap);
+    adopt_buffer(fresh, front, n);
   }
   void grow_to(size_type n) {
     if (n > capacity()) relocate(front_room(), std::max(n, 2 * capacity()));
