@@ -293,17 +293,17 @@ class CellDomain : private detail::CellDomainCore<Data, S, C, Metric, P> {
     decltype(leaves_.levels_) levels;
     decltype(data_) data;
     mpi::agree(comm_.get(), [&] {
+      constexpr int kids = detail::children_of<C>;
       {  // the exact count of new leaves when nothing coarsens: one allocation, no regrowth
         // (capped by the leaf budget, which the count after coarsening is checked against)
         const auto refined = static_cast<std::size_t>(std::count(marks_.begin(), marks_.end(), Mark::refine));
-        const std::size_t n = std::min(leaves_.size() + refined * (detail::children_of<C> - 1), max_leaves_ + 1);
+        const std::size_t n = std::min(leaves_.size() + refined * (kids - 1), max_leaves_ + 1);
         starts.reserve(n);
         levels.reserve(n);
         data.reserve(n);
       }
       const auto& s = leaves_.starts();
       const auto& l = leaves_.levels();
-      constexpr int kids = detail::children_of<C>;
       for (std::size_t i = 0; i < leaves_.size();) {
         const int lv = l[i];
         if (marks_[i] == Mark::refine) {

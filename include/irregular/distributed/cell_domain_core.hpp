@@ -232,14 +232,14 @@ class CellDomainCore {
   }
 
   /// The tree after adapt: new leaves and data in curve order; the map still holds them.
-  template <class Starts, class Levels, class DataV>
-  void replace_leaves(Starts starts, Levels levels, DataV data) {
+  template <class Starts, class Levels>
+  void replace_leaves(Starts starts, Levels levels, detail::store_vector<Data> data) {
     leaves_.counts_.clear();
     leaves_.counts_.reserve(starts.capacity());  // the starts' room: a remap splices arrivals in place
     leaves_.counts_.assign(starts.size(), 1);
     detail::adopt(leaves_.starts_, std::move(starts));
     detail::adopt(leaves_.levels_, std::move(levels));
-    detail::adopt(data_, std::move(data));
+    data_ = std::move(data);
     marks_.clear();  // they named the old leaves
     ++generation_;
     loads_.new_window(leaves_.size());

@@ -210,10 +210,11 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
     arrivals.reserve(sink.got.size());
     std::size_t n_low = 0;  // arrivals from lower ranks: arrivals[0, n_low)
     std::size_t low_l = 0, low_e = 0, high_l = 0, high_e = 0;
+    // Bytes per element and per leaf on the wire (a leaf-keyed element's key and count do not travel).
+    constexpr std::size_t key_bytes = leaf_keyed ? 0 : sizeof(I), count_bytes = leaf_keyed ? 0 : sizeof(std::uint64_t);
+    constexpr std::size_t leaf_bytes = sizeof(I) + count_bytes + 1;
     for (const auto& [source, msg] : sink.got) {
       Trailer t{};
-      const std::size_t key_bytes = leaf_keyed ? 0 : sizeof(I), count_bytes = leaf_keyed ? 0 : sizeof(std::uint64_t);
-      const std::size_t leaf_bytes = sizeof(I) + count_bytes + 1;
       bool ok = msg.size() >= sizeof t;
       if (ok) {
         std::memcpy(&t, msg.data() + msg.size() - sizeof t, sizeof t);
@@ -320,43 +321,45 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
       else detail::sort_by_key(elements, keys);
     }
 
-    if constexpr (!leaf_keyed) if (offsets) {
-      auto& off = *offsets;
-      // A settled leaf holds all its elements, so its global count is its local run length.
-      bool whole = ordered && offsets_kept;
-      if (whole) {
-        std::size_t sum = 0;
-        for (std::size_t i = 0; i < low_l; ++i) sum += static_cast<std::size_t>(leaves.counts_[i]);
-        whole = sum == low_e;
-        sum = 0;
-        for (std::size_t i = low_l + kept; i < leaves.size(); ++i) sum += static_cast<std::size_t>(leaves.counts_[i]);
-        whole = whole && sum == high_e;
-      }
-      if (whole) {
-        off.pop_back();  // the end marker; kept leaves' offsets move by one constant
-        if (low_e == ea) {
-          detail::open_around(off, a, b, low_l, high_l);
-        } else {
-          const std::size_t up = low_e, down = ea;
-          detail::open_around(off, a, b, low_l, high_l, [up, down](std::size_t o) { return o - down + up; });
+    if constexpr (!leaf_keyed) {  // leaf-keyed callers keep no offsets (asserted above)
+      if (offsets) {
+        auto& off = *offsets;
+        // A settled leaf holds all its elements, so its global count is its local run length.
+        bool whole = ordered && offsets_kept;
+        if (whole) {
+          std::size_t sum = 0;
+          for (std::size_t i = 0; i < low_l; ++i) sum += static_cast<std::size_t>(leaves.counts_[i]);
+          whole = sum == low_e;
+          sum = 0;
+          for (std::size_t i = low_l + kept; i < leaves.size(); ++i) sum += static_cast<std::size_t>(leaves.counts_[i]);
+          whole = whole && sum == high_e;
         }
-        std::size_t e = 0;
-        for (std::size_t i = 0; i < low_l; ++i) {
-          off[i] = e;
-          e += static_cast<std::size_t>(leaves.counts_[i]);
+        if (whole) {
+          off.pop_back();  // the end marker; kept leaves' offsets move by one constant
+          if (low_e == ea) {
+            detail::open_around(off, a, b, low_l, high_l);
+          } else {
+            const std::size_t up = low_e, down = ea;
+            detail::open_around(off, a, b, low_l, high_l, [up, down](std::size_t o) { return o - down + up; });
+          }
+          std::size_t e = 0;
+          for (std::size_t i = 0; i < low_l; ++i) {
+            off[i] = e;
+            e += static_cast<std::size_t>(leaves.counts_[i]);
+          }
+          e = low_e + kept_e;
+          for (std::size_t i = low_l + kept; i < leaves.size(); ++i) {
+            off[i] = e;
+            e += static_cast<std::size_t>(leaves.counts_[i]);
+          }
+          off.push_back(keys.size());
+        } else {  // one linear pass, as ElementStore::index_leaves
+          off.clear();
+          [[maybe_unused]] const std::size_t in =
+              detail_shift::run_offsets<C>(leaves.starts_, leaves.levels_, keys, 0, off);
+          IRREGULAR_ASSERT(in == keys.size());
+          off.push_back(keys.size());
         }
-        e = low_e + kept_e;
-        for (std::size_t i = low_l + kept; i < leaves.size(); ++i) {
-          off[i] = e;
-          e += static_cast<std::size_t>(leaves.counts_[i]);
-        }
-        off.push_back(keys.size());
-      } else {  // one linear pass, as ElementStore::index_leaves
-        off.clear();
-        [[maybe_unused]] const std::size_t in =
-            detail_shift::run_offsets<C>(leaves.starts_, leaves.levels_, keys, 0, off);
-        IRREGULAR_ASSERT(in == keys.size());
-        off.push_back(keys.size());
       }
     }
     if (layout) *layout = ShiftLayout{ordered, low_l, a, kept, high_l};
