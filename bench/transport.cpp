@@ -7,6 +7,8 @@
 #include <irregular/core/detail/headroom.hpp>
 #include <irregular/curve/morton.hpp>
 #include <irregular/distributed/migration.hpp>
+#include <irregular/distributed/segment_map.hpp>
+#include <irregular/distributed/segment_shift.hpp>
 #include <irregular/mpi/detail/packed_frames.hpp>
 #include <irregular/mpi/detail/wire_archive.hpp>
 #include <irregular/mpi/sparse_exchange.hpp>
@@ -249,6 +251,36 @@ int main(int argc, char** argv) {
     if (me < 2) ok = ok && elements.size() == n && std::is_sorted(keys.begin(), keys.end());
   }, [&] {
     if (me < 2) set_kept();
+  })});
+  // (f) the domain's remap path for segment maps (IrregularDomain::rebalance under the blocking
+  // partitioner): shift_segments of the same 10^6 raw elements, their keys and leaf runs from
+  // rank 0 to an empty rank 1 (the map gives rank 1 everything).
+  irregular::detail::SpliceVector<std::size_t> offsets;
+  std::vector<double> no_payload;
+  std::vector<Index> all_to_1(p + 1, irregular::SegmentMap<Curve>::domain_end());
+  all_to_1[0] = 0;
+  all_to_1[1] = 0;
+  const irregular::SegmentMap<Curve> to_rank_1(all_to_1);
+  rows.push_back({"(f) shift_segments(): the domain's remap of raw elements, keys and leaves to an empty rank",
+                  median_time(world, warmup, repeats, [&] {
+    const auto sent = irregular::shift_segments(world, to_rank_1, leaves, no_payload, elements, keys, &offsets, 4);
+    ok = ok && sent.has_value();
+    check_raw(std::span<const HNode>(elements));
+    if (me == 1) ok = ok && leaves.size() == n_leaves && keys.size() == n && offsets.size() == n_leaves + 1 &&
+                      offsets[n_leaves] == n;
+  }, [&] {
+    set_leaves();
+    offsets.clear();
+    offsets.push_back(0);
+    for (std::size_t l = 0; l < leaves.size(); ++l) offsets.push_back(offsets.back() + elements_per_leaf);
+    if (me == 0) {
+      elements.assign(raw.begin(), raw.end());
+      keys.resize(n);
+      for (std::size_t i = 0; i < n; ++i) keys[i] = static_cast<Index>(raw[i].start);
+    } else {
+      elements.clear();
+      keys.clear();
+    }
   })});
   decltype(elements)().swap(elements);
 

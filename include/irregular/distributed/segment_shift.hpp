@@ -40,8 +40,13 @@ namespace irregular {
 
 namespace detail_shift {
 
-/// Last bytes of a shift message: [elements][keys][starts][counts][payload][levels][trailer].
-/// Keys travel with their elements: copying them is cheaper than computing them again.
+/// Last bytes of a shift message: [element blocks][starts][counts][payload][levels][trailer].
+/// The element part is a sequence of blocks of block_elements elements (the last one shorter),
+/// each [its keys][its elements]: a receiver that knows only the message's length can still
+/// scatter every whole block straight into its key and element arrays (LandingSink). Keys
+/// travel with their elements: copying them is cheaper than computing them again.
+inline constexpr std::size_t block_elements = std::size_t{1} << 16;
+
 struct Trailer {
   std::uint64_t elements;
   std::uint64_t leaves;
@@ -57,6 +62,144 @@ struct Arrival {
   const char* payload;
   const char* levels;
   Trailer t;
+};
+
+/// Receives shift messages straight into landing arrays of elements and keys, one message after
+/// another in arrival order. A message's length bounds its element count, so the receive map
+/// offers whole blocks of key and element slots from the landing end: every whole block lands
+/// in place; the short last block's elements, which land after its keys, and the leaf part are
+/// copied where they belong once the trailer tells the counts. A message that arrives in pieces
+/// (as long as a piece or longer) is received whole into a buffer and copied. Problems are
+/// recorded, never thrown (the exchange loop must not throw).
+template <class E, class I, class EV, class KV, bool keyed>
+class LandingSink {
+ public:
+  struct Landed {
+    int source;
+    std::size_t first;      // of its elements (and keys) in the landing arrays
+    std::size_t tail;       // of its leaf part in tails()
+    Trailer t;
+  };
+
+  LandingSink(EV& elements, KV* keys, bool payload, std::size_t piece_bytes)
+      : elements_(elements), keys_(keys), payload_(payload), piece_bytes_(piece_bytes) {}
+
+  std::span<const detail::ByteRegion> regions(int, std::size_t offset, std::size_t bytes) {
+    if (offset == 0) {
+      whole_.clear();
+      buffered_ = bytes >= piece_bytes_;  // more pieces follow: the length is not known yet
+      if (!buffered_) lay_out(bytes);
+    }
+    if (buffered_) {
+      whole_.resize(offset + bytes);
+      piece_ = detail::ByteRegion{whole_.data() + offset, bytes};
+      return {&piece_, 1};
+    }
+    return map_;
+  }
+
+  void finish(int source, std::size_t total) {
+    if (buffered_) map_.assign(1, detail::ByteRegion{whole_.data(), total});
+    Trailer t{};
+    if (total < sizeof t) return fail(source, total);
+    gather(total - sizeof t, sizeof t, reinterpret_cast<char*>(&t));
+    const std::size_t leaf_bytes = sizeof(I) + (keyed ? sizeof(std::uint64_t) : 0) + 1 + (payload_ ? sizeof(double) : 0);
+    const bool ok = t.payload == (payload_ ? 1u : 0u) && t.leaves <= total && t.elements <= total &&
+                    (keyed || t.elements == t.leaves) &&
+                    total - sizeof t == t.elements * (sizeof(E) + key_bytes) + t.leaves * leaf_bytes;
+    if (!ok || source == me_) return fail(source, total);
+    const auto ne = static_cast<std::size_t>(t.elements);
+    const std::size_t element_part = ne * (sizeof(E) + key_bytes);
+    const std::size_t tail = tails_.size();
+    tails_.resize(tail + (total - element_part));
+    gather(element_part, total - element_part, tails_.data() + tail);
+    if (buffered_) {
+      grow(end_ + ne);
+      for (std::size_t b = 0; b * block_elements < ne; ++b) {
+        const std::size_t k = std::min(block_elements, ne - b * block_elements), at = b * block_elements * (sizeof(E) + key_bytes);
+        if constexpr (keyed) gather(at, k * sizeof(I), reinterpret_cast<char*>(keys_->data() + end_ + b * block_elements));
+        gather(at + k * key_bytes, k * sizeof(E), reinterpret_cast<char*>(elements_.data() + end_ + b * block_elements));
+      }
+    } else if constexpr (keyed) {
+      // The short last block's elements landed after its keys, in its key slots and beyond.
+      const std::size_t whole = ne / block_elements, k = ne % block_elements;
+      if (k != 0) {
+        last_.resize(k * sizeof(E));
+        gather(whole * block_elements * (sizeof(E) + sizeof(I)) + k * sizeof(I), k * sizeof(E), last_.data());
+        std::memcpy(static_cast<void*>(elements_.data() + end_ + whole * block_elements), last_.data(), last_.size());
+      }
+    }
+    landed_.push_back(Landed{source, end_, tail, t});
+    end_ += ne;
+    detail::resize_for_overwrite(elements_, end_);
+    if constexpr (keyed) detail::resize_for_overwrite(*keys_, end_);
+  }
+
+  void set_rank(int me) { me_ = me; }
+  [[nodiscard]] const std::string& error() const { return error_; }
+  [[nodiscard]] std::vector<Landed>& landed() { return landed_; }
+  [[nodiscard]] const char* tails() const { return tails_.data(); }
+
+ private:
+  static constexpr std::size_t key_bytes = keyed ? sizeof(I) : 0;
+
+  void grow(std::size_t n) {
+    auto fit = [n](auto& v) {
+      if (n > v.capacity()) v.reserve(std::max(n, v.capacity() + v.capacity() / 2));
+      detail::resize_for_overwrite(v, n);
+    };
+    fit(elements_);
+    if constexpr (keyed) fit(*keys_);
+  }
+  // Whole blocks of slots from the landing end, enough for any element count `bytes` allows.
+  void lay_out(std::size_t bytes) {
+    const std::size_t most = bytes / (sizeof(E) + key_bytes) + 1;
+    map_.clear();
+    if constexpr (keyed) {
+      // A short message gets one short block (its elements are moved after anyway).
+      const std::size_t blocks = (most + block_elements - 1) / block_elements;
+      const std::size_t slots = std::min(most, block_elements);
+      grow(end_ + (blocks - 1) * block_elements + slots);
+      for (std::size_t b = 0; b < blocks; ++b) {
+        const std::size_t at = end_ + b * block_elements;
+        map_.push_back({reinterpret_cast<const char*>(keys_->data() + at), slots * sizeof(I)});
+        map_.push_back({reinterpret_cast<const char*>(elements_.data() + at), slots * sizeof(E)});
+      }
+    } else {
+      grow(end_ + most);
+      map_.push_back({reinterpret_cast<const char*>(elements_.data() + end_), most * sizeof(E)});
+    }
+  }
+  // Copies the message's bytes [offset, offset + n) out of the receive map.
+  void gather(std::size_t offset, std::size_t n, char* out) const {
+    std::size_t at = 0;
+    for (const detail::ByteRegion& r : map_) {
+      if (at >= offset + n) break;
+      const std::size_t lo = std::max(at, offset), hi = std::min(at + r.bytes, offset + n);
+      if (lo < hi) std::memcpy(out + (lo - offset), r.data + (lo - at), hi - lo);
+      at += r.bytes;
+    }
+  }
+  void fail(int source, std::size_t total) {
+    if (error_.empty())
+      error_ = "irregular::shift_segments: rank " + std::to_string(me_) + " received " + std::to_string(total) +
+               " bytes from rank " + std::to_string(source) + " that do not parse as a segment shift";
+    detail::resize_for_overwrite(elements_, end_);
+    if constexpr (keyed) detail::resize_for_overwrite(*keys_, end_);
+  }
+
+  EV& elements_;
+  KV* keys_;
+  bool payload_;
+  std::size_t piece_bytes_;
+  int me_ = -1;
+  bool buffered_ = false;
+  std::size_t end_ = 0;
+  std::vector<detail::ByteRegion> map_;
+  detail::ByteRegion piece_{};
+  std::vector<char, detail::UninitializedAllocator<char>> whole_, last_, tails_;
+  std::vector<Landed> landed_;
+  std::string error_;
 };
 
 /// Copies the runs of `arrivals` that `field` locates (`count` values each) to dst, one after
@@ -108,7 +251,8 @@ struct ShiftLayout {
 /// apply: elements that need serialization (decided at compile time), or a new splitter strictly
 /// inside a leaf on some rank (the general path holds such leaves whole). Otherwise returns what
 /// this rank sent. Precondition (as under any contiguous map): the ranks' leaves and elements lie
-/// in rank order; arrivals out of curve order are sorted locally. Collective over comm.
+/// in rank order; arrivals out of curve order are sorted locally. `piece_bytes`: a message longer
+/// than this travels in pieces (tests shrink it). Collective over comm.
 /// The `offsets` argument of a caller that keeps none.
 inline constexpr std::vector<std::size_t>* no_offsets = nullptr;
 
@@ -121,7 +265,8 @@ template <OwnershipMap M, class LV, class EV, class KV, class OV>
 std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communicator& comm, const M& map,
                                                      LocalLeaves<typename M::curve_type>& leaves, LV& payload,
                                                      EV& elements, KV& keys, OV* offsets, int tag,
-                                                     ShiftLayout* layout = nullptr) {
+                                                     ShiftLayout* layout = nullptr,
+                                                     std::size_t piece_bytes = detail::nbx_piece_bytes) {
   using E = typename EV::value_type;
   using C = typename M::curve_type;
   using I = typename C::index_type;
@@ -180,8 +325,15 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
       if (d == self || nl + ne == 0) continue;
       trailers[d] = Trailer{ne, nl, has_payload ? 1u : 0u};
       const std::size_t first = regions.size();
-      regions.push_back(bytes_of(elements.data() + eb[d], ne));
-      if constexpr (!leaf_keyed) regions.push_back(bytes_of(keys.data() + eb[d], ne));
+      if constexpr (leaf_keyed) {
+        regions.push_back(bytes_of(elements.data() + eb[d], ne));
+      } else {
+        for (std::size_t at = eb[d]; at < eb[d + 1]; at += detail_shift::block_elements) {
+          const std::size_t k = std::min(detail_shift::block_elements, eb[d + 1] - at);
+          regions.push_back(bytes_of(keys.data() + at, k));
+          regions.push_back(bytes_of(elements.data() + at, k));
+        }
+      }
       regions.push_back(bytes_of(leaves.starts_.data() + lb[d], nl));
       if constexpr (!leaf_keyed) regions.push_back(bytes_of(leaves.counts_.data() + lb[d], nl));
       regions.push_back(bytes_of(payload.data() + (has_payload ? lb[d] : 0), has_payload ? nl : 0));
@@ -198,50 +350,48 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
       const std::size_t a = firsts[k].second, b = k + 1 < firsts.size() ? firsts[k + 1].second : regions.size();
       sends.push_back({firsts[k].first, std::span<const detail::ByteRegion>(regions).subspan(a, b - a)});
     }
-    detail::MessageBuffers sink;
+    // Arrivals land in arrays of their own, whole blocks in place (detail_shift::LandingSink):
+    // never in the arrays the sends still read from.
+    using LandingKeys = std::conditional_t<leaf_keyed, std::vector<I>, KV>;
+    EV landing;
+    LandingKeys landing_keys;
+    detail_shift::LandingSink<E, I, EV, LandingKeys, !leaf_keyed> sink(landing, &landing_keys, has_payload, piece_bytes);
+    sink.set_rank(me);
     mpi::detail_exchange::check_tag(tag);
     mpi::ExchangeStats stats;
-    detail::nbx_exchange(comm, tag, std::span<const detail::OutgoingGather>(sends), sink, stats);
-    sink.sort_by_source();
+    detail::nbx_exchange(comm, tag, std::span<const detail::OutgoingGather>(sends), sink, stats, piece_bytes);
+    if (!sink.error().empty()) throw parse_error(sink.error());
+    auto& landed = sink.landed();
+    const auto by_source = [](const auto& x, const auto& y) { return x.source < y.source; };
+    const bool landed_in_order = std::is_sorted(landed.begin(), landed.end(), by_source);
+    if (!landed_in_order) std::stable_sort(landed.begin(), landed.end(), by_source);
 
-    // Arrivals, parsed in place (they are copied once, straight to their final slots); those
+    // Arrivals: elements and keys in the landing arrays, leaf parts in the sink's tails; those
     // from lower ranks go in front of the kept run, those from higher ranks behind it.
     std::vector<detail_shift::Arrival> arrivals;
-    arrivals.reserve(sink.got.size());
+    arrivals.reserve(landed.size());
     std::size_t n_low = 0;  // arrivals from lower ranks: arrivals[0, n_low)
     std::size_t low_l = 0, low_e = 0, high_l = 0, high_e = 0;
-    // Bytes per element and per leaf on the wire (a leaf-keyed element's key and count do not travel).
-    constexpr std::size_t key_bytes = leaf_keyed ? 0 : sizeof(I), count_bytes = leaf_keyed ? 0 : sizeof(std::uint64_t);
-    constexpr std::size_t leaf_bytes = sizeof(I) + count_bytes + 1;
-    for (const auto& [source, msg] : sink.got) {
-      Trailer t{};
-      bool ok = msg.size() >= sizeof t;
-      if (ok) {
-        std::memcpy(&t, msg.data() + msg.size() - sizeof t, sizeof t);
-        ok = t.payload == (has_payload ? 1u : 0u) && t.leaves <= msg.size() && t.elements <= msg.size() &&
-             (!leaf_keyed || t.elements == t.leaves) &&
-             msg.size() - sizeof t == t.elements * (sizeof(E) + key_bytes) + t.leaves * (leaf_bytes + (has_payload ? sizeof(double) : 0));
-      }
-      if (!ok || source == me)
-        throw parse_error("irregular::shift_segments: rank " + std::to_string(me) + " received " +
-                          std::to_string(msg.size()) + " bytes from rank " + std::to_string(source) +
-                          " that do not parse as a segment shift");
+    // A leaf count travels unless the elements are leaf-keyed (then every count is 1).
+    constexpr std::size_t count_bytes = leaf_keyed ? 0 : sizeof(std::uint64_t);
+    for (const auto& l : landed) {
+      const Trailer& t = l.t;
       detail_shift::Arrival r{};
       r.t = t;
-      const char* at = msg.data();
+      const char* at = sink.tails() + l.tail;
       auto skip = [&at](std::size_t bytes) {
         const char* here = at;
         at += bytes;
         return here;
       };
-      r.elements = skip(t.elements * sizeof(E));
-      r.keys = skip(t.elements * key_bytes);
+      r.elements = reinterpret_cast<const char*>(landing.data() + l.first);
+      if constexpr (!leaf_keyed) r.keys = reinterpret_cast<const char*>(landing_keys.data() + l.first);
       r.starts = skip(t.leaves * sizeof(I));
       r.counts = skip(t.leaves * count_bytes);
       r.payload = skip(has_payload ? t.leaves * sizeof(double) : 0);
       r.levels = skip(t.leaves);
       arrivals.push_back(r);
-      if (source < me) {
+      if (l.source < me) {
         ++n_low;
         low_l += t.leaves;
         low_e += t.elements;
@@ -277,10 +427,15 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
       splice(leaves.counts_, a, b, low_l, high_l, [](const auto& r) { return r.counts; }, per_leaf);
     }
     if (has_payload) splice(payload, a, b, low_l, high_l, [](const auto& r) { return r.payload; }, per_leaf);
-    splice(elements, ea, ee, low_e, high_e, [](const auto& r) { return r.elements; }, per_element);
-    if constexpr (!leaf_keyed) splice(keys, ea, ee, low_e, high_e, [](const auto& r) { return r.keys; }, per_element);
+    if (kept_e == 0 && landed_in_order) {
+      // Nothing kept: the landing arrays, in rank order already, are the result (no copy).
+      elements.swap(landing);
+      if constexpr (!leaf_keyed) keys.swap(landing_keys);
+    } else {
+      splice(elements, ea, ee, low_e, high_e, [](const auto& r) { return r.elements; }, per_element);
+      if constexpr (!leaf_keyed) splice(keys, ea, ee, low_e, high_e, [](const auto& r) { return r.keys; }, per_element);
+    }
     arrivals.clear();
-    sink.got.clear();
 
     // The blocks meet in curve order under a contiguous map; a source out of rank order (not a
     // contiguous layout before) is repaired by a local sort.

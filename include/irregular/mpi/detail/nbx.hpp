@@ -48,16 +48,18 @@ struct OutgoingGather {
 
 namespace detail_nbx {
 
-/// Posts the bytes [offset, offset + n) of a gathered message as one MPI_Issend: straight from
-/// the region when the piece lies in one, through an hindexed datatype over absolute addresses
-/// otherwise (the datatype is freed at once; MPI keeps it alive until the send completes).
-inline void issend_piece(MPI_Comm comm, int tag, int dest, std::span<const ByteRegion> regions,
-                         std::size_t offset, std::size_t n, MPI_Request* request) {
+/// Runs f(buffer, count, datatype) over the bytes [offset, offset + n) of a message laid over
+/// `regions`: straight at the region when the piece lies in one, else through an hindexed
+/// datatype over absolute addresses (freed once f returns; MPI keeps it alive for a pending
+/// operation). Sends and receives share it: a receive's regions are writable memory.
+template <class F>
+void with_piece(std::span<const ByteRegion> regions, std::size_t offset, std::size_t n, F&& f) {
   std::vector<int> lengths;
   std::vector<MPI_Aint> displacements;
   const char* single = nullptr;
   std::size_t at = 0;  // logical offset of the current region
   for (const ByteRegion& r : regions) {
+    if (at >= offset + n) break;
     const std::size_t lo = std::max(at, offset), hi = std::min(at + r.bytes, offset + n);
     if (lo < hi) {
       const char* p = r.data + (lo - at);
@@ -69,18 +71,25 @@ inline void issend_piece(MPI_Comm comm, int tag, int dest, std::span<const ByteR
     }
     at += r.bytes;
   }
+  // MPI's C binding takes a non-const buffer pointer only in MPI-2 headers; the cast is harmless.
   if (lengths.size() <= 1) {
-    // MPI's C binding takes a non-const buffer pointer only in MPI-2 headers; cast is harmless.
-    BOOST_MPI_CHECK_RESULT(MPI_Issend, (const_cast<char*>(single), static_cast<int>(n), MPI_BYTE, dest, tag,
-                                        comm, request));
+    f(static_cast<void*>(const_cast<char*>(single)), static_cast<int>(n), MPI_BYTE);
     return;
   }
   MPI_Datatype type = MPI_DATATYPE_NULL;
   BOOST_MPI_CHECK_RESULT(MPI_Type_create_hindexed, (static_cast<int>(lengths.size()), lengths.data(),
                                                     displacements.data(), MPI_BYTE, &type));
   BOOST_MPI_CHECK_RESULT(MPI_Type_commit, (&type));
-  BOOST_MPI_CHECK_RESULT(MPI_Issend, (MPI_BOTTOM, 1, type, dest, tag, comm, request));
+  f(MPI_BOTTOM, 1, type);
   BOOST_MPI_CHECK_RESULT(MPI_Type_free, (&type));
+}
+
+/// Posts the bytes [offset, offset + n) of a gathered message as one MPI_Issend.
+inline void issend_piece(MPI_Comm comm, int tag, int dest, std::span<const ByteRegion> regions,
+                         std::size_t offset, std::size_t n, MPI_Request* request) {
+  with_piece(regions, offset, n, [&](void* buffer, int count, MPI_Datatype type) {
+    BOOST_MPI_CHECK_RESULT(MPI_Issend, (buffer, count, type, dest, tag, comm, request));
+  });
 }
 
 }  // namespace detail_nbx
@@ -91,7 +100,9 @@ inline void issend_piece(MPI_Comm comm, int tag, int dest, std::span<const ByteR
 /// keeps a fast rank from starting the next round (same tag) while a slow rank still probes.
 ///
 /// Sink: `char* reserve(int source, std::size_t offset, std::size_t bytes)` returns where the
-/// next `bytes` bytes of source's message (at byte offset `offset`) go; `void finish(int source,
+/// next `bytes` bytes of source's message (at byte offset `offset`) go (or, instead,
+/// `std::span<const ByteRegion> regions(source, offset, bytes)` returns regions whose first
+/// `bytes` bytes receive them, scattered by a datatype); `void finish(int source,
 /// std::size_t total)` closes it. The sink runs inside the loop, so it must not throw; it records
 /// problems and its owner reports them after the exchange. Collective over comm.
 template <class Sink>
@@ -124,8 +135,15 @@ void nbx_exchange(MPI_Comm comm, int tag, std::span<const OutgoingGather> sends,
       int n = 0;
       BOOST_MPI_CHECK_RESULT(MPI_Get_count, (&status, MPI_BYTE, &n));
       const auto un = static_cast<std::size_t>(n);
-      char* dst = sink.reserve(source, total, un);
-      BOOST_MPI_CHECK_RESULT(MPI_Mrecv, (dst, n, MPI_BYTE, &msg, MPI_STATUS_IGNORE));
+      if constexpr (requires { sink.regions(source, total, un); }) {
+        // A scattering sink: the piece lands in the first un bytes of its regions.
+        detail_nbx::with_piece(sink.regions(source, total, un), 0, un, [&](void* buffer, int count, MPI_Datatype type) {
+          BOOST_MPI_CHECK_RESULT(MPI_Mrecv, (buffer, count, type, &msg, MPI_STATUS_IGNORE));
+        });
+      } else {
+        char* dst = sink.reserve(source, total, un);
+        BOOST_MPI_CHECK_RESULT(MPI_Mrecv, (dst, n, MPI_BYTE, &msg, MPI_STATUS_IGNORE));
+      }
       total += un;
       if (un != piece_bytes) break;
       // The rest of this message is already posted by its sender: block for it.
