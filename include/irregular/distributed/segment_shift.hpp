@@ -7,6 +7,7 @@
 #include <irregular/core/assert.hpp>
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/error.hpp>
+#include <irregular/core/detail/splice_vector.hpp>
 #include <irregular/curve/interval.hpp>
 #include <irregular/distributed/detail/open_around.hpp>
 #include <irregular/distributed/distributed_sort.hpp>
@@ -55,51 +56,80 @@ struct Trailer {
 
 /// One received shift message, parsed in place: where each array's run starts in the buffer.
 struct Arrival {
-  const char* elements;
-  const char* keys;
+  const char* elements;  // with `blocked`: the message's element part, blocks of [keys][elements]
+  const char* keys;      // without `blocked`: the arrival's keys, apart from its elements
   const char* starts;
   const char* counts;
   const char* payload;
   const char* levels;
   Trailer t;
+  bool blocked;
 };
 
-/// Receives shift messages straight into landing arrays of elements and keys, one message after
-/// another in arrival order. A message's length bounds its element count, so the receive map
-/// offers whole blocks of key and element slots from the landing end: every whole block lands
-/// in place; the short last block's elements, which land after its keys, and the leaf part are
-/// copied where they belong once the trailer tells the counts. A message that arrives in pieces
-/// (as long as a piece or longer) is received whole into a buffer and copied. Problems are
-/// recorded, never thrown (the exchange loop must not throw).
+/// Copies the arrivals' elements to de and their keys to dk (null: no keys travel), one arrival
+/// after another.
+template <class E, class I>
+void copy_elements(E* de, I* dk, std::span<const Arrival> arrivals) {
+  for (const Arrival& r : arrivals) {
+    const auto ne = static_cast<std::size_t>(r.t.elements);
+    if (ne == 0) continue;
+    if (!r.blocked || !dk) {
+      std::memcpy(static_cast<void*>(de), r.elements, ne * sizeof(E));
+      if (dk) std::memcpy(static_cast<void*>(dk), r.keys, ne * sizeof(I));
+    } else {
+      const char* at = r.elements;
+      for (std::size_t b = 0; b < ne; b += block_elements) {
+        const std::size_t k = std::min(block_elements, ne - b);
+        std::memcpy(static_cast<void*>(dk + b), at, k * sizeof(I));
+        std::memcpy(static_cast<void*>(de + b), at + k * sizeof(I), k * sizeof(E));
+        at += k * (sizeof(I) + sizeof(E));
+      }
+    }
+    de += ne;
+    if (dk) dk += ne;
+  }
+}
+
+/// Receives shift messages. With `scatter` (the rank keeps no elements, so its arrivals will be
+/// its arrays) they land straight in landing arrays of elements and keys, one message after
+/// another in arrival order: a message's length bounds its element count, so the receive map
+/// offers whole blocks of key and element slots from the landing end; every whole block lands in
+/// place, and the short last block's elements, which land after its keys, are moved into their
+/// slots once the trailer tells the counts. Without `scatter` (arrivals will be copied around a
+/// kept run anyway) each message is received whole and copied from there once. A message that
+/// arrives in pieces (as long as a piece or longer) is received whole too. The leaf parts are
+/// copied out. Problems are recorded, never thrown (the exchange loop must not throw).
 template <class E, class I, class EV, class KV, bool keyed>
 class LandingSink {
  public:
   struct Landed {
     int source;
-    std::size_t first;      // of its elements (and keys) in the landing arrays
+    std::size_t first;      // of its elements (and keys) in the landing arrays, or
+    std::size_t message;    // of its bytes in messages() when received whole (else SIZE_MAX)
     std::size_t tail;       // of its leaf part in tails()
     Trailer t;
   };
 
-  LandingSink(EV& elements, KV* keys, bool payload, std::size_t piece_bytes)
-      : elements_(elements), keys_(keys), payload_(payload), piece_bytes_(piece_bytes) {}
+  LandingSink(EV& elements, KV* keys, bool payload, bool scatter, std::size_t piece_bytes)
+      : elements_(elements), keys_(keys), payload_(payload), scatter_(scatter), piece_bytes_(piece_bytes) {}
 
   std::span<const detail::ByteRegion> regions(int, std::size_t offset, std::size_t bytes) {
     if (offset == 0) {
-      whole_.clear();
-      buffered_ = bytes >= piece_bytes_;  // more pieces follow: the length is not known yet
-      if (!buffered_) lay_out(bytes);
+      message_ = messages_.size();
+      // More pieces follow when a piece is full: the length is not known yet.
+      whole_ = !scatter_ || bytes >= piece_bytes_;
+      if (!whole_) lay_out(bytes);
     }
-    if (buffered_) {
-      whole_.resize(offset + bytes);
-      piece_ = detail::ByteRegion{whole_.data() + offset, bytes};
+    if (whole_) {
+      messages_.resize_for_overwrite(message_ + offset + bytes);
+      piece_ = detail::ByteRegion{messages_.data() + message_ + offset, bytes};
       return {&piece_, 1};
     }
     return map_;
   }
 
   void finish(int source, std::size_t total) {
-    if (buffered_) map_.assign(1, detail::ByteRegion{whole_.data(), total});
+    if (whole_) map_.assign(1, detail::ByteRegion{messages_.data() + message_, total});
     Trailer t{};
     if (total < sizeof t) return fail(source, total);
     gather(total - sizeof t, sizeof t, reinterpret_cast<char*>(&t));
@@ -111,9 +141,13 @@ class LandingSink {
     const auto ne = static_cast<std::size_t>(t.elements);
     const std::size_t element_part = ne * (sizeof(E) + key_bytes);
     const std::size_t tail = tails_.size();
-    tails_.resize(tail + (total - element_part));
+    tails_.resize_for_overwrite(tail + (total - element_part));
     gather(element_part, total - element_part, tails_.data() + tail);
-    if (buffered_) {
+    if (whole_ && !scatter_) {
+      landed_.push_back(Landed{source, SIZE_MAX, message_, tail, t});
+      return;  // copied from the message by the splice
+    }
+    if (whole_) {
       grow(end_ + ne);
       for (std::size_t b = 0; b * block_elements < ne; ++b) {
         const std::size_t k = std::min(block_elements, ne - b * block_elements), at = b * block_elements * (sizeof(E) + key_bytes);
@@ -121,15 +155,20 @@ class LandingSink {
         gather(at + k * key_bytes, k * sizeof(E), reinterpret_cast<char*>(elements_.data() + end_ + b * block_elements));
       }
     } else if constexpr (keyed) {
-      // The short last block's elements landed after its keys, in its key slots and beyond.
+      // The short last block's elements landed after its keys: the first `spill` bytes in its
+      // key slots, the rest at the start of its element slots. Moved up by `spill`, the bytes
+      // find their slots, and the spilled ones are copied in front (the tail is out already).
       const std::size_t whole = ne / block_elements, k = ne % block_elements;
       if (k != 0) {
-        last_.resize(k * sizeof(E));
-        gather(whole * block_elements * (sizeof(E) + sizeof(I)) + k * sizeof(I), k * sizeof(E), last_.data());
-        std::memcpy(static_cast<void*>(elements_.data() + end_ + whole * block_elements), last_.data(), last_.size());
+        const std::size_t b = 2 * whole;  // the block's key region in map_, its element region next
+        const std::size_t spill = std::min(map_[b].bytes - k * sizeof(I), k * sizeof(E));
+        char* slots = const_cast<char*>(map_[b + 1].data);  // landing memory: the receive wrote it
+        std::memmove(slots + spill, slots, k * sizeof(E) - spill);
+        std::memcpy(slots, map_[b].data + k * sizeof(I), spill);
       }
     }
-    landed_.push_back(Landed{source, end_, tail, t});
+    if (whole_) messages_.resize_for_overwrite(message_);  // copied: its bytes are free again
+    landed_.push_back(Landed{source, end_, SIZE_MAX, tail, t});
     end_ += ne;
     detail::resize_for_overwrite(elements_, end_);
     if constexpr (keyed) detail::resize_for_overwrite(*keys_, end_);
@@ -139,6 +178,7 @@ class LandingSink {
   [[nodiscard]] const std::string& error() const { return error_; }
   [[nodiscard]] std::vector<Landed>& landed() { return landed_; }
   [[nodiscard]] const char* tails() const { return tails_.data(); }
+  [[nodiscard]] const char* messages() const { return messages_.data(); }
 
  private:
   static constexpr std::size_t key_bytes = keyed ? sizeof(I) : 0;
@@ -186,18 +226,21 @@ class LandingSink {
                " bytes from rank " + std::to_string(source) + " that do not parse as a segment shift";
     detail::resize_for_overwrite(elements_, end_);
     if constexpr (keyed) detail::resize_for_overwrite(*keys_, end_);
+    if (whole_) messages_.resize_for_overwrite(message_);
   }
 
   EV& elements_;
   KV* keys_;
   bool payload_;
+  bool scatter_;
   std::size_t piece_bytes_;
   int me_ = -1;
-  bool buffered_ = false;
+  bool whole_ = false;  // the current message is received whole into messages_ (at message_)
+  std::size_t message_ = 0;
   std::size_t end_ = 0;
   std::vector<detail::ByteRegion> map_;
   detail::ByteRegion piece_{};
-  std::vector<char, detail::UninitializedAllocator<char>> whole_, last_, tails_;
+  detail::SpliceVector<char> messages_, tails_;  // pooled blocks: their pages stay mapped
   std::vector<Landed> landed_;
   std::string error_;
 };
@@ -355,7 +398,9 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
     using LandingKeys = std::conditional_t<leaf_keyed, std::vector<I>, KV>;
     EV landing;
     LandingKeys landing_keys;
-    detail_shift::LandingSink<E, I, EV, LandingKeys, !leaf_keyed> sink(landing, &landing_keys, has_payload, piece_bytes);
+    const bool keeps_none = eb[self + 1] == eb[self];
+    detail_shift::LandingSink<E, I, EV, LandingKeys, !leaf_keyed> sink(landing, &landing_keys, has_payload, keeps_none,
+                                                                       piece_bytes);
     sink.set_rank(me);
     mpi::detail_exchange::check_tag(tag);
     mpi::ExchangeStats stats;
@@ -384,8 +429,13 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
         at += bytes;
         return here;
       };
-      r.elements = reinterpret_cast<const char*>(landing.data() + l.first);
-      if constexpr (!leaf_keyed) r.keys = reinterpret_cast<const char*>(landing_keys.data() + l.first);
+      if (l.message != SIZE_MAX) {  // received whole: the element part as it came
+        r.elements = sink.messages() + l.message;
+        r.blocked = !leaf_keyed;
+      } else {
+        r.elements = reinterpret_cast<const char*>(landing.data() + l.first);
+        if constexpr (!leaf_keyed) r.keys = reinterpret_cast<const char*>(landing_keys.data() + l.first);
+      }
       r.starts = skip(t.leaves * sizeof(I));
       r.counts = skip(t.leaves * count_bytes);
       r.payload = skip(has_payload ? t.leaves * sizeof(double) : 0);
@@ -416,7 +466,6 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
       detail_shift::copy_runs<T>(v.data() + nl + (last - first), high, field, count);
     };
     const auto per_leaf = [](const detail_shift::Arrival& r) { return static_cast<std::size_t>(r.t.leaves); };
-    const auto per_element = [](const detail_shift::Arrival& r) { return static_cast<std::size_t>(r.t.elements); };
     splice(leaves.starts_, a, b, low_l, high_l, [](const auto& r) { return r.starts; }, per_leaf);
     splice(leaves.levels_, a, b, low_l, high_l, [](const auto& r) { return r.levels; }, per_leaf);
     if constexpr (leaf_keyed) {  // one element per leaf: the arrivals' counts are 1
@@ -432,30 +481,37 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
       elements.swap(landing);
       if constexpr (!leaf_keyed) keys.swap(landing_keys);
     } else {
-      splice(elements, ea, ee, low_e, high_e, [](const auto& r) { return r.elements; }, per_element);
-      if constexpr (!leaf_keyed) splice(keys, ea, ee, low_e, high_e, [](const auto& r) { return r.keys; }, per_element);
+      detail::open_around(elements, ea, ee, low_e, high_e);
+      I* kd = nullptr;
+      if constexpr (!leaf_keyed) {
+        detail::open_around(keys, ea, ee, low_e, high_e);
+        kd = keys.data();
+      }
+      detail_shift::copy_elements<E, I>(elements.data(), kd, low);
+      detail_shift::copy_elements<E, I>(elements.data() + low_e + kept_e, kd ? kd + low_e + kept_e : nullptr, high);
     }
     arrivals.clear();
 
     // The blocks meet in curve order under a contiguous map; a source out of rank order (not a
-    // contiguous layout before) is repaired by a local sort.
+    // contiguous layout before) is repaired by a local sort. Every run (an arrival, the kept run)
+    // is sorted where it came from, so only the seams between runs are checked.
     bool ordered = true;
     {
-      const auto& st = leaves.starts_;
-      auto increasing = [&st](std::size_t from, std::size_t to) {  // st[from, to] strictly increasing
-        for (std::size_t k = from + 1; k <= to && k < st.size(); ++k)
-          if (!(st[k - 1] < st[k])) return false;
-        return true;
+      std::size_t at_l = 0, at_e = 0;
+      auto seam = [&](std::size_t nl, std::size_t ne) {  // a run of nl leaves and ne elements follows
+        const auto& st = leaves.starts_;
+        if (at_l != 0 && nl != 0 && !(st[at_l - 1] < st[at_l])) ordered = false;
+        if constexpr (!leaf_keyed)
+          if (at_e != 0 && ne != 0 && keys[at_e] < keys[at_e - 1]) ordered = false;
+        // An empty run keeps the previous last value as the one to compare with.
+        at_l += nl;
+        at_e += ne;
       };
-      ordered = increasing(0, low_l) && increasing(low_l + kept - (kept > 0 ? 1 : 0), st.size());
-      if constexpr (!leaf_keyed) {
-        auto sorted_keys = [&keys](std::size_t from, std::size_t to) {  // keys[from, to] not decreasing
-          for (std::size_t k = from + 1; k <= to && k < keys.size(); ++k)
-            if (keys[k] < keys[k - 1]) return false;
-          return true;
-        };
-        ordered = ordered && sorted_keys(0, low_e) && sorted_keys(low_e + kept_e - (kept_e > 0 ? 1 : 0), keys.size());
-      }
+      const auto l_of = [](const auto& x) { return static_cast<std::size_t>(x.t.leaves); };
+      const auto e_of = [](const auto& x) { return static_cast<std::size_t>(x.t.elements); };
+      for (std::size_t k = 0; k < n_low; ++k) seam(l_of(landed[k]), e_of(landed[k]));
+      seam(kept, kept_e);
+      for (std::size_t k = n_low; k < landed.size(); ++k) seam(l_of(landed[k]), e_of(landed[k]));
     }
     if (!ordered) {
       std::vector<std::size_t> order(leaves.size());

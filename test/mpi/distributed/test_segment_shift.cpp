@@ -1,11 +1,11 @@
 // shift_segments under MPI against a sequential oracle: after a remap every rank holds exactly
 // the leaves (start, level, count, payload) and the elements (id and key, in key order) that the
 // new segment map gives it, and its leaf offsets index them. The layouts cover what the receive
-// side treats apart: ranks that keep nothing (their arrivals become the arrays), ranks that keep
-// a run (arrivals spliced around it), messages longer than one block of keyed elements (whole
-// blocks land in place, the short last block is moved), a message of exactly one block, a
-// start layout out of rank order (arrivals sorted locally), messages in pieces, and cell data
-// keyed by their leaves (LeafKeyed).
+// side treats apart: ranks that keep nothing (their arrivals land in place and become their
+// arrays: whole blocks of keyed elements in their slots, the short last block moved), a message
+// of exactly one block, ranks that keep a run (each message received whole and copied around
+// it, several blocks of them), a start layout out of rank order (arrivals sorted locally),
+// messages in pieces, and cell data keyed by their leaves (LeafKeyed).
 #include <catch2/catch.hpp>
 
 #include <irregular/core/detail/headroom.hpp>
@@ -242,4 +242,17 @@ TEST_CASE("shift_segments: cell data keyed by their leaves, in and out of rank o
       REQUIRE(l.elements[i].id == w.elements[j].id);
     }
   }
+}
+
+TEST_CASE("shift_segments: a rank that keeps a run receives a message of several blocks", "[segment_shift][mpi]") {
+  mpi::communicator comm;
+  const int p = comm.size();
+  if (p < 2) return;
+  const World w = make_world(6, 300'000, 0, 41);  // about 4.6 blocks of keyed elements
+  const auto P = static_cast<std::size_t>(p);
+  // Rank 0 holds every leaf but the last, which rank p-1 holds and keeps; then all go to p-1.
+  std::vector<std::size_t> from(P + 1, w.leaves() - 1), to(P + 1, 0);
+  from[0] = 0;
+  from[P] = to[P] = w.leaves();
+  run_shift(comm, w, from, identity(p), to);
 }
