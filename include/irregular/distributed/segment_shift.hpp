@@ -7,6 +7,7 @@
 #include <irregular/core/assert.hpp>
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/error.hpp>
+#include <irregular/core/detail/headroom.hpp>
 #include <irregular/core/detail/splice_vector.hpp>
 #include <irregular/curve/interval.hpp>
 #include <irregular/distributed/detail/open_around.hpp>
@@ -185,7 +186,12 @@ class LandingSink {
 
   void grow(std::size_t n) {
     auto fit = [n](auto& v) {
-      if (n > v.capacity()) v.reserve(std::max(n, v.capacity() + v.capacity() / 2));
+      if (n > v.capacity()) {
+        // The first message sizes the arrays this rank will keep: room on both sides, as the
+        // element store's (core/detail/headroom.hpp), so that the next remap splices in place.
+        if (v.empty()) detail::reserve_headroom(v, n);
+        else v.reserve(std::max(n, v.capacity() + v.capacity() / 2));
+      }
       detail::resize_for_overwrite(v, n);
     };
     fit(elements_);

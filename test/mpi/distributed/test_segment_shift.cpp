@@ -131,8 +131,9 @@ void check_holds(const World& w, const Local& l, std::size_t first, std::size_t 
   for (std::size_t i = 0; i < l.leaves.size(); ++i) REQUIRE(l.offsets[i + 1] - l.offsets[i] == l.leaves.counts_[i]);
 }
 
-/// Shifts from layout `from` (rank r holds leaves of part owner_from[r]) to the map `to`.
-void run_shift(const mpi::communicator& comm, const World& w, const std::vector<std::size_t>& from,
+/// Shifts from layout `from` (rank r holds leaves of part part_of_rank[r]) to the map `to`;
+/// returns this rank's arrays after.
+Local run_shift(const mpi::communicator& comm, const World& w, const std::vector<std::size_t>& from,
                const std::vector<int>& part_of_rank, const std::vector<std::size_t>& to,
                std::size_t piece_bytes = irr::detail::nbx_piece_bytes) {
   const auto me = static_cast<std::size_t>(comm.rank());
@@ -152,6 +153,7 @@ void run_shift(const mpi::communicator& comm, const World& w, const std::vector<
     moved += w.first_element(from[pr + 1]) - w.first_element(from[pr]) - (lo < hi ? w.first_element(hi) - w.first_element(lo) : 0);
   }
   REQUIRE(counted == moved);
+  return l;
 }
 
 std::vector<int> identity(int p) {
@@ -194,7 +196,14 @@ TEST_CASE("shift_segments: a message of exactly one block, and one block and one
   from[0] = to[0] = 0;  // rank 0 holds everything, then sends K to rank 1 and K + 1 to rank 2
   to[1] = w.leaves() - K - (p > 2 ? K + 1 : 0);
   to[2] = to[1] + K;
-  run_shift(comm, w, from, identity(p), to);
+  const Local l = run_shift(comm, w, from, identity(p), to);
+  // Ranks that kept nothing took their landing arrays: those have room on both sides, so that
+  // the next remap splices around the run instead of moving it.
+  if (comm.rank() == 1 || comm.rank() == 2) {
+    REQUIRE(l.elements.front_room() >= l.elements.size() / 4);
+    REQUIRE(l.keys.front_room() >= l.keys.size() / 4);
+    REQUIRE(l.elements.capacity() >= l.elements.size() + l.elements.size() / 4);
+  }
 }
 
 TEST_CASE("shift_segments: a start layout out of rank order is sorted on arrival", "[segment_shift][mpi]") {
