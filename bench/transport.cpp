@@ -201,14 +201,7 @@ int main(int argc, char** argv) {
       }
     leaf_dest.assign(leaves.size(), 1);
   };
-  rows.push_back({"(d) migrate(): raw elements + leaf records, one gathered message, received in place",
-                  median_time(world, warmup, repeats, [&] {
-    irregular::migrate<Curve>(world, leaf_dest, elem_dest, leaves, loads, elements, keys,
-                              [](const HNode& h) { return static_cast<Index>(h.start); }, 4);
-    check_raw(std::span<const HNode>(elements));
-    if (me == 1) ok = ok && leaves.size() == n_leaves && keys.size() == n;
-  }, [&] {
-    set_leaves();
+  auto all_on_rank_0 = [&] {  // every element on rank 0, keyed and sorted; rank 1 empty
     if (me == 0) {
       elements.assign(raw.begin(), raw.end());
       keys.resize(n);
@@ -217,6 +210,16 @@ int main(int argc, char** argv) {
       elements.clear();
       keys.clear();
     }
+  };
+  rows.push_back({"(d) migrate(): raw elements + leaf records, one gathered message, received in place",
+                  median_time(world, warmup, repeats, [&] {
+    irregular::migrate<Curve>(world, leaf_dest, elem_dest, leaves, loads, elements, keys,
+                              [](const HNode& h) { return static_cast<Index>(h.start); }, 4);
+    check_raw(std::span<const HNode>(elements));
+    if (me == 1) ok = ok && leaves.size() == n_leaves && keys.size() == n;
+  }, [&] {
+    set_leaves();
+    all_on_rank_0();
     elem_dest.assign(elements.size(), 1);
   })});
   // (e) migrate() in a rebalance's shape: each rank holds n elements (rank-ordered key ranges)
@@ -273,14 +276,7 @@ int main(int argc, char** argv) {
     offsets.clear();
     offsets.push_back(0);
     for (std::size_t l = 0; l < leaves.size(); ++l) offsets.push_back(offsets.back() + elements_per_leaf);
-    if (me == 0) {
-      elements.assign(raw.begin(), raw.end());
-      keys.resize(n);
-      for (std::size_t i = 0; i < n; ++i) keys[i] = static_cast<Index>(raw[i].start);
-    } else {
-      elements.clear();
-      keys.clear();
-    }
+    all_on_rank_0();
   })});
   decltype(elements)().swap(elements);
 
