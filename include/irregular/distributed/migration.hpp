@@ -138,14 +138,19 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
     const std::size_t i = lg.order[k];
     records[k] = Record{leaves.starts_[i], leaves.counts_[i], loads[i], leaves.levels_[i]};
   }
-  // Raw elements are sent in place when grouped, else from a grouped copy; serialized ones are
-  // archived straight from `elements` in group order.
+  // Raw elements are sent in place when grouped, else from a grouped copy of those that leave
+  // (what stays is never copied for sending); serialized ones are archived straight from
+  // `elements` in group order.
   const detail_migration::Groups eg = detail_migration::group(elem_dest, P, true);
   std::vector<E> staged;
+  const std::size_t staying = eg.count[self];
+  // Where destination r's group starts in the sent sequence: the input, or the staged copy.
+  auto sent_begin = [&](std::size_t r) { return eg.grouped || r < self ? eg.begin[r] : eg.begin[r] - staying; };
   if constexpr (raw) {
     if (!eg.grouped) {
-      staged.reserve(elements.size());
-      for (std::size_t j : eg.order) staged.push_back(elements[j]);
+      staged.reserve(elements.size() - staying);
+      for (std::size_t k = 0; k < eg.order.size(); ++k)
+        if (k < eg.begin[self] || k >= eg.begin[self] + staying) staged.push_back(elements[eg.order[k]]);
     }
   }
   const E* grouped_elements = raw && !eg.grouped ? staged.data() : elements.data();
@@ -176,7 +181,7 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
     if (r == self || nl + ne == 0) continue;
     const std::size_t first = regions.size();
     if constexpr (raw)
-      regions.push_back({reinterpret_cast<const char*>(grouped_elements + eg.begin[r]), ne * sizeof(E)});
+      regions.push_back({reinterpret_cast<const char*>(grouped_elements + sent_begin(r)), ne * sizeof(E)});
     else
       frames[r].append_regions(regions);
     regions.push_back({reinterpret_cast<const char*>(records.data() + lg.begin[r]), nl * sizeof(Record)});
