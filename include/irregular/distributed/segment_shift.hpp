@@ -183,9 +183,8 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
     EV landing;
     LandingKeys landing_keys;
     const bool keeps_none = eb[self + 1] == eb[self];
-    detail_shift::LandingSink<E, I, EV, LandingKeys, !leaf_keyed> sink(landing, &landing_keys, has_payload, keeps_none,
-                                                                       piece_bytes);
-    sink.set_rank(me);
+    detail_shift::LandingSink<E, I, EV, LandingKeys, !leaf_keyed> sink(me, landing, &landing_keys, has_payload,
+                                                                       keeps_none, piece_bytes);
     mpi::detail_exchange::check_tag(tag);
     mpi::ExchangeStats stats;
     detail::nbx_exchange(comm, tag, std::span<const detail::OutgoingGather>(sends), sink, stats, piece_bytes);
@@ -213,12 +212,12 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
         at += bytes;
         return here;
       };
-      if (l.message != SIZE_MAX) {  // received whole: the element part as it came
-        r.elements = sink.messages() + l.message;
+      if (l.whole) {  // the element part as it came
+        r.elements = sink.messages() + l.at;
         r.blocked = !leaf_keyed;
       } else {
-        r.elements = reinterpret_cast<const char*>(landing.data() + l.first);
-        if constexpr (!leaf_keyed) r.keys = reinterpret_cast<const char*>(landing_keys.data() + l.first);
+        r.elements = reinterpret_cast<const char*>(landing.data() + l.at);
+        if constexpr (!leaf_keyed) r.keys = reinterpret_cast<const char*>(landing_keys.data() + l.at);
       }
       r.starts = skip(t.leaves * sizeof(I));
       r.counts = skip(t.leaves * count_bytes);

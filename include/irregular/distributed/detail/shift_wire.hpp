@@ -80,14 +80,14 @@ class LandingSink {
  public:
   struct Landed {
     int source;
-    std::size_t first;      // of its elements (and keys) in the landing arrays, or
-    std::size_t message;    // of its bytes in messages() when received whole (else SIZE_MAX)
-    std::size_t tail;       // of its leaf part in tails()
+    bool whole;        // received whole: its bytes are at `at` in messages(), copied by the caller
+    std::size_t at;    // else: its first element (and key) in the landing arrays
+    std::size_t tail;  // its leaf part in tails()
     Trailer t;
   };
 
-  LandingSink(EV& elements, KV* keys, bool payload, bool scatter, std::size_t piece_bytes)
-      : elements_(elements), keys_(keys), payload_(payload), scatter_(scatter), piece_bytes_(piece_bytes) {}
+  LandingSink(int me, EV& elements, KV* keys, bool payload, bool scatter, std::size_t piece_bytes)
+      : elements_(elements), keys_(keys), payload_(payload), scatter_(scatter), piece_bytes_(piece_bytes), me_(me) {}
 
   std::span<const detail::ByteRegion> regions(int, std::size_t offset, std::size_t bytes) {
     if (offset == 0) {
@@ -120,16 +120,18 @@ class LandingSink {
     tails_.resize_for_overwrite(tail + (total - element_part));
     gather(element_part, total - element_part, tails_.data() + tail);
     if (whole_ && !scatter_) {
-      landed_.push_back(Landed{source, SIZE_MAX, message_, tail, t});
+      landed_.push_back(Landed{source, true, message_, tail, t});
       return;  // copied from the message by the splice
     }
-    if (whole_) {
+    if (whole_) {  // arrived in pieces: copied into the landing arrays
       grow(end_ + ne);
-      for (std::size_t b = 0; b * block_elements < ne; ++b) {
-        const std::size_t k = std::min(block_elements, ne - b * block_elements), at = b * block_elements * (sizeof(E) + key_bytes);
-        if constexpr (keyed) gather(at, k * sizeof(I), reinterpret_cast<char*>(keys_->data() + end_ + b * block_elements));
-        gather(at + k * key_bytes, k * sizeof(E), reinterpret_cast<char*>(elements_.data() + end_ + b * block_elements));
-      }
+      Arrival r{};
+      r.elements = messages_.data() + message_;
+      r.t = t;
+      r.blocked = keyed;
+      I* dk = nullptr;
+      if constexpr (keyed) dk = keys_->data() + end_;
+      copy_elements<E, I>(elements_.data() + end_, dk, std::span<const Arrival>(&r, 1));
     } else if constexpr (keyed) {
       // The short last block's elements landed after its keys: the first `spill` bytes in its
       // key slots, the rest at the start of its element slots. Moved up by `spill`, the bytes
@@ -144,13 +146,12 @@ class LandingSink {
       }
     }
     if (whole_) messages_.resize_for_overwrite(message_);  // copied: its bytes are free again
-    landed_.push_back(Landed{source, end_, SIZE_MAX, tail, t});
+    landed_.push_back(Landed{source, false, end_, tail, t});
     end_ += ne;
     detail::resize_for_overwrite(elements_, end_);
     if constexpr (keyed) detail::resize_for_overwrite(*keys_, end_);
   }
 
-  void set_rank(int me) { me_ = me; }
   [[nodiscard]] const std::string& error() const { return error_; }
   [[nodiscard]] std::vector<Landed>& landed() { return landed_; }
   [[nodiscard]] const char* tails() const { return tails_.data(); }
@@ -193,13 +194,8 @@ class LandingSink {
   }
   // Copies the message's bytes [offset, offset + n) out of the receive map.
   void gather(std::size_t offset, std::size_t n, char* out) const {
-    std::size_t at = 0;
-    for (const detail::ByteRegion& r : map_) {
-      if (at >= offset + n) break;
-      const std::size_t lo = std::max(at, offset), hi = std::min(at + r.bytes, offset + n);
-      if (lo < hi) std::memcpy(out + (lo - offset), r.data + (lo - at), hi - lo);
-      at += r.bytes;
-    }
+    detail::detail_nbx::for_each_part(map_, offset, n,
+                                      [out](const char* p, std::size_t at, std::size_t len) { std::memcpy(out + at, p, len); });
   }
   void fail(int source, std::size_t total) {
     if (error_.empty())
@@ -215,7 +211,7 @@ class LandingSink {
   bool payload_;
   bool scatter_;
   std::size_t piece_bytes_;
-  int me_ = -1;
+  int me_;
   bool whole_ = false;  // the current message is received whole into messages_ (at message_)
   std::size_t message_ = 0;
   std::size_t end_ = 0;

@@ -48,6 +48,19 @@ struct OutgoingGather {
 
 namespace detail_nbx {
 
+/// Calls f(p, at, len) for each part of the bytes [offset, offset + n) of a message laid over
+/// `regions`: len bytes at p, which are the piece's bytes [at, at + len).
+template <class F>
+void for_each_part(std::span<const ByteRegion> regions, std::size_t offset, std::size_t n, F&& f) {
+  std::size_t at = 0;  // logical offset of the current region
+  for (const ByteRegion& r : regions) {
+    if (at >= offset + n) break;
+    const std::size_t lo = std::max(at, offset), hi = std::min(at + r.bytes, offset + n);
+    if (lo < hi) f(r.data + (lo - at), lo - offset, hi - lo);
+    at += r.bytes;
+  }
+}
+
 /// Runs f(buffer, count, datatype) over the bytes [offset, offset + n) of a message laid over
 /// `regions`: straight at the region when the piece lies in one, else through an hindexed
 /// datatype over absolute addresses (freed once f returns; MPI keeps it alive for a pending
@@ -57,20 +70,13 @@ void with_piece(std::span<const ByteRegion> regions, std::size_t offset, std::si
   std::vector<int> lengths;
   std::vector<MPI_Aint> displacements;
   const char* single = nullptr;
-  std::size_t at = 0;  // logical offset of the current region
-  for (const ByteRegion& r : regions) {
-    if (at >= offset + n) break;
-    const std::size_t lo = std::max(at, offset), hi = std::min(at + r.bytes, offset + n);
-    if (lo < hi) {
-      const char* p = r.data + (lo - at);
-      if (lengths.empty()) single = p;
-      MPI_Aint address = 0;
-      BOOST_MPI_CHECK_RESULT(MPI_Get_address, (p, &address));
-      lengths.push_back(static_cast<int>(hi - lo));
-      displacements.push_back(address);
-    }
-    at += r.bytes;
-  }
+  for_each_part(regions, offset, n, [&](const char* p, std::size_t, std::size_t len) {
+    if (lengths.empty()) single = p;
+    MPI_Aint address = 0;
+    BOOST_MPI_CHECK_RESULT(MPI_Get_address, (p, &address));
+    lengths.push_back(static_cast<int>(len));
+    displacements.push_back(address);
+  });
   // MPI's C binding takes a non-const buffer pointer only in MPI-2 headers; the cast is harmless.
   if (lengths.size() <= 1) {
     f(static_cast<void*>(const_cast<char*>(single)), static_cast<int>(n), MPI_BYTE);
