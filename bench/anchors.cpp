@@ -267,7 +267,7 @@ using cm::make_mesh;
 using cm::Mesh;
 using cm::MeshCurve;
 constexpr int mesh_min_level = cm::min_level;
-bool circle_splits(double x0, double y0, double h) { return cm::splits(x0, y0, h); }
+[[maybe_unused]] bool circle_splits(double x0, double y0, double h) { return cm::splits(x0, y0, h); }
 
 struct AnchorRow {
   std::string what;

@@ -1,6 +1,7 @@
 // What move_elements sends per step, for each ownership map: the bytes all ranks sent, against
 // the bytes of the elements that changed holder (the least any scheme must send). Particles
-// drift by small random steps, as in a particle code; the tree adapts every step.
+// drift by small random steps, as in a particle code; the tree adapts every step. Also the
+// median wall time of a step.
 // Usage: mpiexec -n P bench_moves [--quick]
 #include <irregular/irregular.hpp>
 
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -33,6 +35,7 @@ struct Row {
   int dim = 0;
   std::uint64_t n = 0, changed = 0, elements = 0, bytes = 0, messages = 0;
   double ratio = 0;
+  double ms = 0;  // median wall time of one move_elements step (rank 0, between barriers)
 };
 
 // One seeded particle set (half uniform, half in three Gaussian clusters); rank r keeps every
@@ -79,19 +82,26 @@ Row run(const mpi::communicator& w, const char* name, P policy, std::size_t n, i
   dom.insert(make<D>(n, w));
   dom.build();
   Row row{name, D, n};
+  std::vector<double> times;
   for (int s = 0; s < steps; ++s) {
     std::uint64_t changed = 0;
     for (const auto& e : dom.local_elements())
       if (dom.owner_of(step<D>(e.position, e.id, s)) != w.rank()) ++changed;
     std::uint64_t all = 0;
     mpi::all_reduce(w, changed, all, std::plus<std::uint64_t>());
+    w.barrier();
+    const auto t0 = std::chrono::steady_clock::now();
     dom.move_elements([s](Particle<D>& e) { e.position = step<D>(e.position, e.id, s); });
+    w.barrier();
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     row.changed += all;
     row.elements += dom.last_migration().elements;
     row.bytes += dom.last_migration().bytes;
     row.messages += dom.last_migration().messages;
   }
   const double least = static_cast<double>(row.changed * sizeof(Particle<D>));
+  std::sort(times.begin(), times.end());
+  row.ms = times[times.size() / 2];
   row.ratio = least > 0 ? static_cast<double>(row.bytes) / least : 0;
   row.changed /= static_cast<std::uint64_t>(steps);
   row.elements /= static_cast<std::uint64_t>(steps);
@@ -117,12 +127,12 @@ int main(int argc, char** argv) {
   if (w.rank() == 0) {
     std::printf("move_elements on %d ranks, %zu particles, %d steps of +-0.002 per axis (per-step means)\n\n",
                 w.size(), n, steps);
-    std::printf("| D | map | changed holder | elements sent | bytes sent | messages | bytes / (changed x element size) |\n");
-    std::printf("|---|---|---|---|---|---|---|\n");
+    std::printf("| D | map | changed holder | elements sent | bytes sent | messages | bytes / (changed x element size) | ms per step (median) |\n");
+    std::printf("|---|---|---|---|---|---|---|---|\n");
     for (const auto& r : rows)
-      std::printf("| %d | %s | %llu | %llu | %llu | %llu | %.3f |\n", r.dim, r.map.c_str(),
+      std::printf("| %d | %s | %llu | %llu | %llu | %llu | %.3f | %.1f |\n", r.dim, r.map.c_str(),
                   static_cast<unsigned long long>(r.changed), static_cast<unsigned long long>(r.elements),
-                  static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(r.messages), r.ratio);
+                  static_cast<unsigned long long>(r.bytes), static_cast<unsigned long long>(r.messages), r.ratio, r.ms);
   }
   return 0;
 }

@@ -1,9 +1,10 @@
 // Benchmark of the L3 transport: 10^6 hnodes (24 bytes each) from rank 0 to rank 1 through
 // (a) the serialized path, (b) the raw path of sparse_exchange, (c) plain MPI_Send of the bytes,
-// (d) migrate() of raw elements with their leaves; then 10^6 serialized elements (four doubles and
-// a std::vector<int> of 4) through sparse_exchange, migrate() and Boost.MPI skeleton/content, and
-// the archives alone (binary, packed and the library's wire archive, through operator<< or
-// serialize() directly). Run with 2 ranks.
+// (d) migrate() of raw elements with their leaves, (e) a rebalance's shape, (f) the segment shift
+// and (f') plain MPI of (f)'s bytes (the ceiling for a remap that delivers keys); then 10^6
+// serialized elements (four doubles and a std::vector<int> of 4) through sparse_exchange,
+// migrate() and Boost.MPI skeleton/content, and the archives alone (binary, packed and the
+// library's wire archive, through operator<< or serialize() directly). Run with 2 ranks.
 #include <irregular/core/detail/headroom.hpp>
 #include <irregular/curve/morton.hpp>
 #include <irregular/distributed/migration.hpp>
@@ -264,10 +265,12 @@ int main(int argc, char** argv) {
   all_to_1[0] = 0;
   all_to_1[1] = 0;
   const irregular::SegmentMap<Curve> to_rank_1(all_to_1);
+  std::uint64_t shift_bytes = 0;  // what (f) puts on the wire, for the ceiling row (f')
   rows.push_back({"(f) shift_segments(): the domain's remap of raw elements, keys and leaves to an empty rank",
                   median_time(world, warmup, repeats, [&] {
     const auto sent = irregular::shift_segments(world, to_rank_1, leaves, no_payload, elements, keys, &offsets, 4);
     ok = ok && sent.has_value();
+    if (sent) shift_bytes = std::max<std::uint64_t>(shift_bytes, sent->bytes);
     check_raw(std::span<const HNode>(elements));
     if (me == 1) ok = ok && leaves.size() == n_leaves && keys.size() == n && offsets.size() == n_leaves + 1 &&
                       offsets[n_leaves] == n;
@@ -279,6 +282,16 @@ int main(int argc, char** argv) {
     all_on_rank_0();
   })});
   decltype(elements)().swap(elements);
+  // (f') the ceiling of any remap that delivers keys: plain MPI of exactly (f)'s bytes. A share
+  // of (c) above this row's share is out of reach for a protocol that sends the keys.
+  MPI_Bcast(&shift_bytes, 1, MPI_UINT64_T, 0, world);
+  std::vector<char> ceiling_src(me == 0 ? shift_bytes : 0, 1), ceiling_dst(me == 1 ? shift_bytes : 0);
+  rows.push_back({"(f') plain MPI_Send/MPI_Recv of (f)'s bytes (elements, keys, leaves), preallocated",
+                  median_time(world, warmup, repeats, [&] {
+    const int bytes = static_cast<int>(shift_bytes);
+    if (me == 0) MPI_Send(ceiling_src.data(), bytes, MPI_BYTE, 1, 6, world);
+    if (me == 1) MPI_Recv(ceiling_dst.data(), bytes, MPI_BYTE, 0, 6, world, MPI_STATUS_IGNORE);
+  })});
 
   // Serialized elements: Particle, 10^6 of them (10^4 with --quick).
   std::vector<Particle> particles(n);

@@ -27,6 +27,7 @@
 #include <irregular/distributed/detail/sorted_runs_exchange.hpp>
 #include <irregular/mpi/counters.hpp>
 #include <irregular/mpi/sparse_exchange.hpp>
+#include <irregular/tree/detail/pair_sort.hpp>
 #include <irregular/tree/detail/radix_sort.hpp>
 
 #include <boost/mpi/collectives.hpp>
@@ -87,24 +88,25 @@ void with_position_type(std::size_t n, F&& f) {
     f.template operator()<std::uint64_t>();
 }
 
-/// Sorts elements[b, e) and keys[b, e) by key, stably, with the keys of the range in
-/// [lo, hi]: an LSD radix sort of (key - lo, position) pairs, then each element moves once into
-/// place through `tmp`. Meant for ranges that fit in cache; `order`, `scratch`, `tmp` are
-/// reused buffers.
+/// Sorts elements[b, e) and keys[b, e) by key, stably: an in-cache sort of (key, position)
+/// pairs (tree/detail/pair_sort.hpp), then each element moves once into place through `tmp`.
+/// Meant for ranges that fit in cache; `order`, `scratch`, `count`, `tmp` are reused buffers.
 template <class EV, class KV, class Index, class Pos>
-void sort_range_by_pairs(EV& elements, KV& keys, std::size_t b, std::size_t e, Index lo, Index hi,
+void sort_range_by_pairs(EV& elements, KV& keys, std::size_t b, std::size_t e,
                          std::vector<KeyPos<Index, Pos>>& order, std::vector<KeyPos<Index, Pos>>& scratch,
-                         std::vector<typename EV::value_type>& tmp) {
+                         std::vector<std::uint32_t>& count, std::vector<typename EV::value_type>& tmp) {
+  using E = typename EV::value_type;
   const std::size_t m = e - b;
   order.resize(m);
-  for (std::size_t i = 0; i < m; ++i) order[i] = {keys[b + i] - lo, static_cast<Pos>(i)};
-  radix_sort_records(order, [](const KeyPos<Index, Pos>& x) { return x.key; }, used_bits(static_cast<Index>(hi - lo)),
-                     scratch);
+  Index* const k = keys.data() + b;  // raw pointers: see msd_sort_range
+  E* const el = elements.data() + b;
+  for (std::size_t i = 0; i < m; ++i) order[i] = {k[i], static_cast<Pos>(i)};
+  sort_pairs(order, scratch, count);
   tmp.clear();
-  for (std::size_t i = 0; i < m; ++i) tmp.push_back(std::move(elements[b + static_cast<std::size_t>(order[i].pos)]));
+  for (std::size_t i = 0; i < m; ++i) tmp.push_back(std::move(el[static_cast<std::size_t>(order[i].pos)]));
   for (std::size_t i = 0; i < m; ++i) {
-    elements[b + i] = std::move(tmp[i]);
-    keys[b + i] = order[i].key + lo;
+    el[i] = std::move(tmp[i]);
+    k[i] = order[i].key;
   }
 }
 
@@ -122,12 +124,16 @@ void msd_sort_range(EV& elements, KV& keys, std::size_t b, std::size_t e) {
   constexpr std::size_t radix = std::size_t{1} << digit_bits;
   using Pos = std::uint32_t;
   std::vector<KeyPos<Index, Pos>> order, scratch;
+  std::vector<std::uint32_t> count_buffer;
   std::vector<E> tmp;
+  // The loops below run over raw pointers: a store through a SpliceVector's operator[] may
+  // alias its own pointer members, and the compiler would reload them every element.
   const auto bounds_of = [&](std::size_t x, std::size_t y) {
-    Index lo = keys[x], hi = keys[x];
+    const Index* k = keys.data();
+    Index lo = k[x], hi = k[x];
     for (std::size_t i = x + 1; i < y; ++i) {
-      lo = std::min(lo, keys[i]);
-      hi = std::max(hi, keys[i]);
+      lo = std::min(lo, k[i]);
+      hi = std::max(hi, k[i]);
     }
     return std::pair{lo, hi};
   };
@@ -145,27 +151,32 @@ void msd_sort_range(EV& elements, KV& keys, std::size_t b, std::size_t e) {
     const auto [lo, hi] = bounds_of(r.b, r.e);
     if (lo == hi) continue;
     if (r.e - r.b <= in_cache) {
-      sort_range_by_pairs(elements, keys, r.b, r.e, lo, hi, order, scratch, tmp);
+      sort_range_by_pairs(elements, keys, r.b, r.e, order, scratch, count_buffer, tmp);
       continue;
     }
     const int diff = used_bits(static_cast<Index>(lo ^ hi));  // the keys agree above this bit
     const int shift = std::max(0, diff - digit_bits);
     std::vector<std::size_t> count(radix + 1, 0);
-    for (std::size_t i = r.b; i < r.e; ++i) ++count[(static_cast<std::size_t>(keys[i] >> shift) & (radix - 1)) + 1];
+    const Index* const in_keys = keys.data();
+    for (std::size_t i = r.b; i < r.e; ++i) ++count[(static_cast<std::size_t>(in_keys[i] >> shift) & (radix - 1)) + 1];
     for (std::size_t d = 0; d < radix; ++d) count[d + 1] += count[d];
     const std::size_t m = r.e - r.b;
     if (m == elements.size() && out_el.capacity() < m) {  // these buffers become the arrays
       reserve_headroom(out_el, m);
       reserve_headroom(out_keys, m);
     }
-    out_el.resize(m);
-    out_keys.resize(m);
+    resize_for_overwrite(out_el, m);  // every slot is written below
+    resize_for_overwrite(out_keys, m);
     std::vector<std::size_t> at(count.begin(), count.end() - 1);
+    E* const in_el = elements.data();
+    E* const to_el = out_el.data();
+    Index* const to_keys = out_keys.data();
+    std::size_t* const next = at.data();
     for (std::size_t i = r.b; i < r.e; ++i) {
-      const std::size_t d = static_cast<std::size_t>(keys[i] >> shift) & (radix - 1);
-      const std::size_t to = at[d]++;
-      out_el[to] = std::move(elements[i]);
-      out_keys[to] = keys[i];
+      const Index k = in_keys[i];
+      const std::size_t to = next[static_cast<std::size_t>(k >> shift) & (radix - 1)]++;
+      to_el[to] = std::move(in_el[i]);
+      to_keys[to] = k;
     }
     if (m == elements.size()) {  // the whole array: the buffers change places
       elements.swap(out_el);
