@@ -3,8 +3,11 @@
 // imbalance reached, what migration moved, Moore-1 neighbour queries per second, and std::sort of
 // the keys alone and a radix sort of the (key, element) pairs on rank 0 in the same run (the
 // references of the sort phase). Run under `mpiexec -n 2`.
-// Usage: mpiexec -n 2 bench_dist [--quick | --sort] [--csv]
+// Usage: mpiexec -n 2 bench_dist [--quick | --sort | --local-sort] [--csv]
 //   --sort: only 10^7 2D points on the Morton curve, 5 timed repeats (the sort-phase study).
+//   --local-sort: only the local sort by key (detail::sort_by_key) of 10^6 24-byte elements on
+//   rank 0: uniform 62-bit keys, 20-bit keys (many repeats), and particles drifted by one step
+//   after a sort (Hilbert 2D), the shape move_elements sorts.
 #include <irregular/irregular.hpp>
 #include <irregular/tree/detail/radix_sort.hpp>
 #include "detail/timing.hpp"
@@ -22,6 +25,7 @@
 #include <fstream>
 #include <functional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -266,18 +270,86 @@ void print(const std::vector<Row>& rows) {
                 static_cast<unsigned long long>(r.mig_messages), r.nbr_qps);
 }
 
+
+// The local sort alone (what the sort phase, migrate() and move_elements call): median ms of
+// detail::sort_by_key over `reps` copies of one input; each result is checked sorted, stable,
+// and every element still with its key.
+struct Particle2 {
+  std::array<double, 2> x;
+  std::uint64_t id;
+};
+
+void local_sort_study(std::size_t n, int reps) {
+  using C = irr::curve::Hilbert<2>;
+  using I = C::index_type;
+  std::mt19937_64 rng(2026);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  irr::Box<2> box;
+  box.lo = {0, 0};
+  box.hi = {1, 1};
+  const irr::coord_t side = irr::ipow<irr::coord_t>(static_cast<irr::coord_t>(C::arity), C::max_level);
+  const auto key = [&](const Particle2& q) { return C::index(box.cell_of(q.x, C::max_level, side)); };
+  struct Input {
+    const char* what;
+    irr::detail::store_vector<Particle2> el;
+    irr::detail::store_vector<I> keys;
+  };
+  std::vector<Input> in(3);
+  in[0].what = "uniform 62-bit keys";
+  in[1].what = "20-bit keys (about one repeat per key)";
+  in[2].what = "particles after one drift step of +-0.002 (Hilbert 2D, half in a cluster)";
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t r = rng();
+    in[0].el.push_back({{0, 0}, i});
+    in[0].keys.push_back(static_cast<I>(r >> 2));
+    in[1].el.push_back({{0, 0}, i});
+    in[1].keys.push_back(static_cast<I>(r >> 44));
+    Particle2 q{{u(rng), u(rng)}, i};
+    if (i % 2) q.x = {0.3 + 0.05 * u(rng), 0.6 + 0.05 * u(rng)};
+    in[2].el.push_back(q);
+    in[2].keys.push_back(key(q));
+  }
+  irr::detail::sort_by_key(in[2].el, in[2].keys);  // sorted as a domain holds them, then one step
+  for (std::size_t i = 0; i < n; ++i) {
+    Particle2& q = in[2].el[i];
+    for (double& c : q.x) c = std::clamp(c + 0.004 * (u(rng) - 0.5), 0.0, 1.0);
+    q.id = i;
+    in[2].keys[i] = key(q);
+  }
+  if (!g_csv)
+    std::printf("## Local sort by key: %zu elements of 24 bytes on rank 0 (median of %d)\n\n| input | ms |\n|---|---:|\n", n, reps);
+  for (const Input& input : in) {
+    std::vector<double> t;
+    for (int r = 0; r < reps; ++r) {
+      auto el = input.el;
+      auto keys = input.keys;
+      const double t0 = now_s();
+      irr::detail::sort_by_key(el, keys);
+      t.push_back(now_s() - t0);
+      for (std::size_t i = 0; i < n; ++i)
+        if (keys[i] != input.keys[el[i].id] ||
+            (i > 0 && (keys[i] < keys[i - 1] || (keys[i] == keys[i - 1] && el[i].id < el[i - 1].id))))
+          throw std::runtime_error("bench_dist --local-sort: the result is not sorted, stable and keyed");
+    }
+    if (g_csv) std::printf("local_sort,\"%s\",%zu,%.3f\n", input.what, n, 1e3 * median(t));
+    else std::printf("| %s | %.2f |\n", input.what, 1e3 * median(t));
+  }
+  if (!g_csv) std::printf("\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   mpi::environment env(argc, argv);
   mpi::communicator world;
-  bool quick = false, sort_only = false;
+  bool quick = false, sort_only = false, local_sort = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     else if (std::strcmp(argv[i], "--sort") == 0) sort_only = true;
+    else if (std::strcmp(argv[i], "--local-sort") == 0) local_sort = true;
     else if (std::strcmp(argv[i], "--csv") == 0) g_csv = true;
     else {
-      if (world.rank() == 0) std::fprintf(stderr, "usage: mpiexec -n 2 %s [--quick | --sort] [--csv]\n", argv[0]);
+      if (world.rank() == 0) std::fprintf(stderr, "usage: mpiexec -n 2 %s [--quick | --sort | --local-sort] [--csv]\n", argv[0]);
       return 2;
     }
   }
@@ -288,6 +360,10 @@ int main(int argc, char** argv) {
   // Rank 0 alone measures the 1-rank build; rank 1's communicator is unused.
   const mpi::communicator solo = world.split(world.rank() == 0 ? 0 : 1);
 
+  if (local_sort || quick) {
+    if (world.rank() == 0) local_sort_study(quick ? 20000 : 1000000, quick ? 3 : 9);
+    if (local_sort) return 0;
+  }
   using irr::BlockingCut;
   namespace cv = irr::curve;
   std::vector<Row> rows;
