@@ -2,8 +2,10 @@
 // elements given on any rank in any distribution (baiardi-2001 §3: the SFC visit orders the
 // elements before the blocking partition).
 //
-// 1. Local sort: a stable LSD radix sort of (key, position) pairs, then every element moves
-//    once into place.
+// 1. Local sort: a stable MSD scatter by the 11 highest differing key bits into cache-sized
+//    buckets, each finished by an in-cache sort of (key, position) pairs whose digit is as wide
+//    as the bucket is long (tree/detail/pair_sort.hpp). Elements that cannot be default
+//    constructed: a stable LSD radix sort of the pairs, then every element moves once.
 // 2. Splitters by histogram refinement (no samples, no root): splitter r targets global
 //    position T_r = floor(r·N/p). Each splitter keeps a key interval [lo, hi) with
 //    C(lo) <= T_r < C(hi), C(x) = number of keys < x over all ranks. A round cuts every open
