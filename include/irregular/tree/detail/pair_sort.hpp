@@ -75,15 +75,16 @@ void sort_pairs(std::vector<R>& v, std::vector<R>& scratch, std::vector<std::uin
     R* const s = scratch.data();
     for (std::size_t i = 0; i < m; ++i) s[count[(static_cast<std::size_t>(a[i].key >> shift) & mask)]++] = a[i];
     std::memcpy(static_cast<void*>(a), s, m * sizeof(R));
-    // count[d] is now the end of bucket d (the start of d + 1).
+    // count[d] is now the end of bucket d (the start of d + 1). With shift 0 the digit covers
+    // every bit in which the keys differ: each bucket holds one key, already in input order.
+    if (shift == 0) continue;
     for (std::size_t d = 0, begin = 0; d < buckets; begin = count[d], ++d) {
       const std::size_t len = count[d] - begin;
       if (len <= 1) continue;
-      if (len <= pair_sort_insertion || shift == 0) {
-        if (shift != 0) insertion_sort_by_key(a + begin, len);  // shift 0: one key per bucket
-      } else {
+      if (len <= pair_sort_insertion)
+        insertion_sort_by_key(a + begin, len);
+      else
         todo.push_back({r.b + begin, r.b + count[d]});
-      }
     }
   }
 }
