@@ -270,7 +270,6 @@ void print(const std::vector<Row>& rows) {
                 static_cast<unsigned long long>(r.mig_messages), r.nbr_qps);
 }
 
-
 // The local sort alone (what the sort phase, migrate() and move_elements call): median ms of
 // detail::sort_by_key over `reps` copies of one input; each result is checked sorted, stable,
 // and every element still with its key.

@@ -150,12 +150,12 @@ void msd_sort_range(EV& elements, KV& keys, std::size_t b, std::size_t e) {
     const Range r = todo.back();
     todo.pop_back();
     if (r.e - r.b < 2) continue;
-    const auto [lo, hi] = bounds_of(r.b, r.e);
-    if (lo == hi) continue;
-    if (r.e - r.b <= in_cache) {
+    if (r.e - r.b <= in_cache) {  // the pair sort finds the range's key bounds itself
       sort_range_by_pairs(elements, keys, r.b, r.e, order, scratch, count_buffer, tmp);
       continue;
     }
+    const auto [lo, hi] = bounds_of(r.b, r.e);
+    if (lo == hi) continue;
     const int diff = used_bits(static_cast<Index>(lo ^ hi));  // the keys agree above this bit
     const int shift = std::max(0, diff - digit_bits);
     std::vector<std::size_t> count(radix + 1, 0);
