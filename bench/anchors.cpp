@@ -5,7 +5,7 @@
 // built without p4est too, and our rebalance() on it is timed beside p4est_partition. Run under `mpiexec -n 2`.
 // Usage: mpiexec -n 2 bench_anchors [--quick] [--mesh-only]  (--mesh-only: the p4est anchor mesh alone)
 #include <irregular/irregular.hpp>
-#include <irregular/distributed/partition_points.hpp>
+#include <irregular/distributed/partitioners/partition_points.hpp>
 #include <irregular/tree/partition_points.hpp>
 #include "detail/circle_mesh.hpp"
 #include "detail/timing.hpp"

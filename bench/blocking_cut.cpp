@@ -6,7 +6,7 @@
 // Usage: mpiexec -n P bench_blocking_cut [--quick] [--leaves N] [--repeats R] [--no-header]
 #include "detail/timing.hpp"
 
-#include <irregular/distributed/blocking_partitioner.hpp>
+#include <irregular/distributed/partitioners/blocking_cut.hpp>
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>

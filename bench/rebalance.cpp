@@ -8,7 +8,7 @@
 // with and without MCR beside the paper's Table 2.
 // Usage: mpiexec -n P bench_rebalance [--quick]
 #include <irregular/irregular.hpp>
-#include <irregular/distributed/remap_plan.hpp>
+#include <irregular/distributed/remap/remap_plan.hpp>
 #include <irregular/partition/minimize_cost_redistribution.hpp>
 #include <irregular/partition/nicol_plus.hpp>
 #include <irregular/partition/optimal_arrangement.hpp>

@@ -9,9 +9,9 @@
 #include "../examples/meshloop/figure8.hpp"
 #include "../examples/meshloop/gmsh_mesh.hpp"
 
-#include <irregular/distributed/block_layout.hpp>
-#include <irregular/distributed/schedule.hpp>
-#include <irregular/distributed/schedule_executor.hpp>
+#include <irregular/distributed/schedule/block_layout.hpp>
+#include <irregular/distributed/schedule/inspector.hpp>
+#include <irregular/distributed/schedule/executor.hpp>
 #include <irregular/partition/direct_cut.hpp>
 #include <irregular/schedule/graph.hpp>
 #include <irregular/schedule/locality_transform.hpp>

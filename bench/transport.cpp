@@ -7,9 +7,9 @@
 // library's wire archive, through operator<< or serialize() directly). Run with 2 ranks.
 #include <irregular/core/detail/headroom.hpp>
 #include <irregular/curve/morton.hpp>
-#include <irregular/distributed/migration.hpp>
-#include <irregular/distributed/segment_map.hpp>
-#include <irregular/distributed/segment_shift.hpp>
+#include <irregular/distributed/remap/migration.hpp>
+#include <irregular/distributed/maps/segment_map.hpp>
+#include <irregular/distributed/remap/segment_shift.hpp>
 #include <irregular/mpi/detail/packed_frames.hpp>
 #include <irregular/mpi/detail/wire_archive.hpp>
 #include <irregular/mpi/sparse_exchange.hpp>

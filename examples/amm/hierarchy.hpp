@@ -10,8 +10,8 @@
 #include "problem.hpp"
 
 #include <irregular/cell_domain.hpp>
-#include <irregular/distributed/ghost_store.hpp>
-#include <irregular/distributed/ghost_strategies.hpp>
+#include <irregular/distributed/ghost/store.hpp>
+#include <irregular/distributed/ghost/strategies.hpp>
 
 #include <algorithm>
 #include <array>

@@ -19,9 +19,9 @@
 #include "figure8.hpp"
 #include "gmsh_mesh.hpp"
 
-#include <irregular/distributed/block_layout.hpp>
-#include <irregular/distributed/schedule.hpp>
-#include <irregular/distributed/schedule_executor.hpp>
+#include <irregular/distributed/schedule/block_layout.hpp>
+#include <irregular/distributed/schedule/inspector.hpp>
+#include <irregular/distributed/schedule/executor.hpp>
 #include <irregular/mpi/collective_error.hpp>
 #include <irregular/partition/direct_cut.hpp>
 #include <irregular/partition/efficiency.hpp>

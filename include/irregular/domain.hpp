@@ -10,26 +10,26 @@
 #include <irregular/core/element_traits.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/curve/interval.hpp>
-#include <irregular/distributed/build_profile.hpp>
-#include <irregular/distributed/distributed_sort.hpp>
-#include <irregular/distributed/domain_options.hpp>
-#include <irregular/distributed/domain_remap.hpp>  // the remap pipeline over the domain's state
-#include <irregular/distributed/element_store.hpp>
-#include <irregular/distributed/ghost_layer.hpp>
-#include <irregular/distributed/ghost_store.hpp>
-#include <irregular/distributed/ghost_strategies.hpp>
-#include <irregular/distributed/leaf_loads.hpp>
-#include <irregular/distributed/load_metric.hpp>
-#include <irregular/distributed/local_leaves.hpp>
-#include <irregular/distributed/neighbourhood.hpp>
-#include <irregular/distributed/ownership_map.hpp>
-#include <irregular/distributed/partitioner.hpp>
-#include <irregular/distributed/rebalance_decision.hpp>
-#include <irregular/distributed/remap_plan.hpp>  // capacity cut, neighbour shift, decision record
-#include <irregular/distributed/remap.hpp>
-#include <irregular/distributed/replicated_htree.hpp>
-#include <irregular/distributed/segment_map.hpp>
-#include <irregular/distributed/sfc_blocking.hpp>
+#include <irregular/distributed/domain/build_profile.hpp>
+#include <irregular/distributed/htree/sample_sort.hpp>
+#include <irregular/distributed/domain/options.hpp>
+#include <irregular/distributed/domain/domain_remap.hpp>  // the remap pipeline over the domain's state
+#include <irregular/distributed/domain/element_store.hpp>
+#include <irregular/distributed/ghost/layer.hpp>
+#include <irregular/distributed/ghost/store.hpp>
+#include <irregular/distributed/ghost/strategies.hpp>
+#include <irregular/distributed/htree/leaf_loads.hpp>
+#include <irregular/distributed/htree/load_metric.hpp>
+#include <irregular/distributed/htree/local_leaves.hpp>
+#include <irregular/distributed/domain/neighbourhood.hpp>
+#include <irregular/distributed/maps/ownership_map.hpp>
+#include <irregular/distributed/partitioners/partitioner.hpp>
+#include <irregular/distributed/remap/rebalance_decision.hpp>
+#include <irregular/distributed/remap/remap_plan.hpp>  // capacity cut, neighbour shift, decision record
+#include <irregular/distributed/remap/remap.hpp>
+#include <irregular/distributed/htree/replicated_htree.hpp>
+#include <irregular/distributed/maps/segment_map.hpp>
+#include <irregular/distributed/partitioners/sfc_blocking.hpp>
 #include <irregular/mpi/collective_error.hpp>
 #include <irregular/mpi/communicator.hpp>
 #include <irregular/mpi/counters.hpp>

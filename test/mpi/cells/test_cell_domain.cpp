@@ -7,7 +7,7 @@
 #include <irregular/cell_domain.hpp>
 #include <irregular/curve/hilbert.hpp>
 #include <irregular/curve/morton.hpp>
-#include <irregular/distributed/rectangular_partitioner.hpp>
+#include <irregular/distributed/partitioners/rectangular.hpp>
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>

@@ -5,7 +5,7 @@
 // doubling rounds per probe when distributed.
 #include <catch2/catch.hpp>
 
-#include <irregular/distributed/blocking_partitioner.hpp>
+#include <irregular/distributed/partitioners/blocking_cut.hpp>
 #include <irregular/partition/nicol_plus.hpp>
 
 #include <boost/mpi/collectives.hpp>

@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <irregular/core/index.hpp>
-#include <irregular/distributed/distributed_sort.hpp>
+#include <irregular/distributed/htree/sample_sort.hpp>
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>

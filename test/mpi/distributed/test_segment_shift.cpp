@@ -11,8 +11,8 @@
 #include <irregular/core/detail/headroom.hpp>
 #include <irregular/curve/interval.hpp>
 #include <irregular/curve/morton.hpp>
-#include <irregular/distributed/segment_map.hpp>
-#include <irregular/distributed/segment_shift.hpp>
+#include <irregular/distributed/maps/segment_map.hpp>
+#include <irregular/distributed/remap/segment_shift.hpp>
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>

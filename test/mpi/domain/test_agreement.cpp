@@ -7,7 +7,7 @@
 
 #include <irregular/curve/hilbert.hpp>
 #include <irregular/curve/morton.hpp>
-#include <irregular/distributed/detail/index_wire.hpp>
+#include <irregular/mpi/detail/index_wire.hpp>
 #include <irregular/domain.hpp>
 
 #include <boost/archive/binary_oarchive.hpp>

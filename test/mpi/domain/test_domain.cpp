@@ -9,7 +9,7 @@
 #include "domain_support.hpp"
 
 #include <irregular/domain.hpp>
-#include <irregular/distributed/rectangular_partitioner.hpp>
+#include <irregular/distributed/partitioners/rectangular.hpp>
 #include <irregular/partition/nicol_plus.hpp>
 #include <irregular/rect/metrics.hpp>
 #include <irregular/tree/htree.hpp>

@@ -16,8 +16,8 @@
 #include <irregular/curve/hilbert.hpp>
 #include <irregular/curve/morton.hpp>
 #include <irregular/curve/peano.hpp>
-#include <irregular/distributed/rectangular_partitioner.hpp>
-#include <irregular/distributed/sfc_blocking.hpp>
+#include <irregular/distributed/partitioners/rectangular.hpp>
+#include <irregular/distributed/partitioners/sfc_blocking.hpp>
 #include <irregular/domain.hpp>
 #include <irregular/tree/htree.hpp>
 

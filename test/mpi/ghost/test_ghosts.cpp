@@ -7,7 +7,7 @@
 
 #include <irregular/curve/hilbert.hpp>
 #include <irregular/curve/morton.hpp>
-#include <irregular/distributed/partitioner_registry.hpp>
+#include <irregular/distributed/partitioners/registry.hpp>
 #include <irregular/domain.hpp>
 
 #include <boost/mpi/collectives.hpp>

@@ -6,7 +6,7 @@
 #include <irregular/curve/hilbert.hpp>
 #include <irregular/curve/morton.hpp>
 #include <irregular/curve/peano.hpp>
-#include <irregular/distributed/partition_points.hpp>
+#include <irregular/distributed/partitioners/partition_points.hpp>
 #include <irregular/tree/partition_points.hpp>
 
 #include <boost/mpi/collectives.hpp>

@@ -9,7 +9,7 @@
 #include "../domain/domain_support.hpp"
 
 #include <irregular/curve/hilbert.hpp>
-#include <irregular/distributed/capacity_cut.hpp>
+#include <irregular/distributed/partitioners/capacity_cut.hpp>
 #include <irregular/domain.hpp>
 #include <irregular/partition/efficiency.hpp>
 #include <irregular/partition/heterogeneous.hpp>

@@ -6,8 +6,8 @@
 
 #include <irregular/curve/hilbert.hpp>
 #include <irregular/curve/morton.hpp>
-#include <irregular/distributed/bounded_neighbours_partitioner.hpp>
-#include <irregular/distributed/partitioner_registry.hpp>
+#include <irregular/distributed/partitioners/bounded_neighbours.hpp>
+#include <irregular/distributed/partitioners/registry.hpp>
 #include <irregular/domain.hpp>
 #include <irregular/rows/bound.hpp>
 #include <irregular/rows/cuts.hpp>

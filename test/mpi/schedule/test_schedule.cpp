@@ -5,9 +5,9 @@
 #include "../../../examples/meshloop/figure8.hpp"
 #include "../../../examples/meshloop/gmsh_mesh.hpp"
 
-#include <irregular/distributed/block_layout.hpp>
-#include <irregular/distributed/schedule.hpp>
-#include <irregular/distributed/schedule_executor.hpp>
+#include <irregular/distributed/schedule/block_layout.hpp>
+#include <irregular/distributed/schedule/inspector.hpp>
+#include <irregular/distributed/schedule/executor.hpp>
 #include <irregular/mpi/collective_error.hpp>
 #include <irregular/partition/direct_cut.hpp>
 #include <irregular/partition/heterogeneous.hpp>

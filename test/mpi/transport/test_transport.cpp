@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <irregular/curve/morton.hpp>
-#include <irregular/distributed/migration.hpp>
+#include <irregular/distributed/remap/migration.hpp>
 #include <irregular/mpi/collective_error.hpp>
 #include <irregular/mpi/communicator.hpp>
 #include <irregular/mpi/counters.hpp>

@@ -7,9 +7,9 @@
 #include <irregular/curve/interval.hpp>
 #include <irregular/curve/morton.hpp>
 #include <irregular/curve/peano.hpp>
-#include <irregular/distributed/ownership_map.hpp>
-#include <irregular/distributed/rectangle_map.hpp>
-#include <irregular/distributed/segment_map.hpp>
+#include <irregular/distributed/maps/ownership_map.hpp>
+#include <irregular/distributed/maps/rectangle_map.hpp>
+#include <irregular/distributed/maps/segment_map.hpp>
 #include <irregular/rect/registry.hpp>
 
 #include <boost/archive/binary_iarchive.hpp>

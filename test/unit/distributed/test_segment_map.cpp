@@ -6,7 +6,7 @@
 #include <irregular/curve/interval.hpp>
 #include <irregular/curve/morton.hpp>
 #include <irregular/curve/peano.hpp>
-#include <irregular/distributed/segment_map.hpp>
+#include <irregular/distributed/maps/segment_map.hpp>
 
 #include <algorithm>
 #include <random>
@@ -139,7 +139,7 @@ TEST_CASE("SegmentMap rejects malformed splitters", "[dist][segment_map][errors]
   REQUIRE(one.neighbour_ranks(0).empty());
 }
 
-#include <irregular/distributed/replicated_htree.hpp>
+#include <irregular/distributed/htree/replicated_htree.hpp>
 
 TEST_CASE("the replicated H-Tree: private roots tile the domain, ancestors are shared", "[dist][replicated]") {
   using C = irr::curve::Hilbert<2>;

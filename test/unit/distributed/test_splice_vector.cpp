@@ -5,7 +5,7 @@
 #include <irregular/core/block_pool.hpp>
 #include <irregular/core/detail/headroom.hpp>
 #include <irregular/core/detail/splice_vector.hpp>
-#include <irregular/distributed/detail/open_around.hpp>
+#include <irregular/core/detail/open_around.hpp>
 
 #include <catch2/catch.hpp>
 

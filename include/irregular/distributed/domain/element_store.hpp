@@ -1,0 +1,114 @@
+// ElementStore: a rank's elements with their curve keys (finest-level indices), sorted by key,
+// and each local leaf's run of them. The element side of IrregularDomain (baiardi-2001 §2: the
+// elements an hnode covers are a contiguous run of the sorted keys).
+#pragma once
+
+#include <irregular/core/assert.hpp>
+#include <irregular/core/box.hpp>
+#include <irregular/core/cell.hpp>
+#include <irregular/core/concepts.hpp>
+#include <irregular/core/detail/headroom.hpp>
+#include <irregular/core/element_traits.hpp>
+#include <irregular/distributed/htree/local_leaves.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace irregular {
+
+template <class Element, SpaceFillingCurve C>
+  requires Locatable<Element, C::dim>
+class ElementStore {
+ public:
+  static constexpr int dim = C::dim;
+  using index_type = typename C::index_type;
+
+  explicit ElementStore(const Box<dim>& box) : box_(box) {}
+
+  [[nodiscard]] const Box<dim>& box() const noexcept { return box_; }
+  /// Curve key of a position (finest-level index). Precondition: inside the box.
+  [[nodiscard]] index_type key_of_position(const std::array<double, dim>& x) const {
+    const coord_t n = ipow<coord_t>(static_cast<coord_t>(C::arity), C::max_level);
+    return C::index(box_.cell_of(x, C::max_level, n));
+  }
+  [[nodiscard]] index_type key_of(const Element& e) const {
+    return key_of_position(element_traits<Element>::position(e));
+  }
+  /// key_of as a callable for the sort and the migration.
+  [[nodiscard]] auto key_fn() const {
+    return [this](const Element& e) { return key_of(e); };
+  }
+
+  /// The first element outside the box (or with a NaN coordinate), described for an error
+  /// message that names the call, the element index and the rank; nullopt when all are inside.
+  [[nodiscard]] std::optional<std::string> first_invalid(std::span<const Element> elements, const char* who,
+                                                         int rank) const {
+    for (std::size_t i = 0; i < elements.size(); ++i) {
+      const auto x = element_traits<Element>::position(elements[i]);
+      if (box_.contains(x)) continue;
+      std::ostringstream os;
+      os << "irregular::IrregularDomain::" << who << ": element " << i << " on rank " << rank << " has position (";
+      bool nan = false;
+      for (int d = 0; d < dim; ++d) {
+        os << (d ? ", " : "") << x[d];
+        nan = nan || std::isnan(x[d]);
+      }
+      os << (nan ? "), which is not a number" : "), outside the domain box");
+      return os.str();
+    }
+    return std::nullopt;
+  }
+
+  /// Keys of every element, in element order (after the elements changed).
+  void rekey() {
+    keys.resize(elements.size());
+    for (std::size_t i = 0; i < elements.size(); ++i) keys[i] = key_of(elements[i]);
+  }
+
+  /// Each local leaf's run of elements. Precondition: every element lies in a local leaf.
+  void index_leaves(const LocalLeaves<C>& leaves) {
+    // Headroom for later remaps (core/detail/headroom.hpp); the sort usually allocated it.
+    detail::reserve_headroom(offsets, leaves.size() + 1);
+    detail::reserve_headroom(elements, elements.size());
+    detail::reserve_headroom(keys, keys.size());
+    offsets.assign(leaves.size() + 1, 0);
+    std::size_t e = 0;
+    for (std::size_t i = 0; i < leaves.size(); ++i) {
+      offsets[i] = e;
+      const auto iv = leaves.interval(i);
+      while (e < keys.size() && keys[e] < iv.end) ++e;
+    }
+    offsets[leaves.size()] = e;
+    IRREGULAR_ASSERT(e == keys.size());
+  }
+  /// Maps the headroom's pages now (DomainOptions::resident_headroom).
+  void touch_headroom() noexcept {
+    if constexpr (requires { elements.touch_room(); }) elements.touch_room();
+    keys.touch_room();
+    offsets.touch_room();
+  }
+  [[nodiscard]] std::span<Element> of_leaf(std::size_t i) noexcept {
+    return std::span<Element>(elements).subspan(offsets[i], offsets[i + 1] - offsets[i]);
+  }
+  [[nodiscard]] std::span<const Element> of_leaf(std::size_t i) const noexcept {
+    return std::span<const Element>(elements).subspan(offsets[i], offsets[i + 1] - offsets[i]);
+  }
+
+  // Remaps splice these in place (core/detail/splice_vector.hpp; elements that are not
+  // trivially copyable live in a std::vector).
+  detail::store_vector<Element> elements;        ///< sorted by key
+  detail::SpliceVector<index_type> keys;         ///< keys[i] = key_of(elements[i])
+  std::vector<Element> pending;                  ///< inserted, joining at the next build
+  detail::SpliceVector<std::size_t> offsets{0};  ///< leaf i holds elements [offsets[i], offsets[i+1])
+
+ private:
+  Box<dim> box_;
+};
+
+}  // namespace irregular

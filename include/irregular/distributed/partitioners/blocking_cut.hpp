@@ -1,0 +1,394 @@
+// Blocking partitioner: cuts the SFC visit Sq(v(sf)) of the leaves into p segments of
+// consecutive hnodes with loads as close as possible to the average (baiardi-2001 §3, the range
+// property). Distributed optimal cut: Pinar & Aykanat's separator-index windows (as cited in
+// saule-bas-catalyurek §2.2) around a DirectCut upper bound, gathered on rank 0 while they are
+// few, else held by the ranks that own the separators and probed by a tree scan of the greedy
+// steps (O(log p) rounds, O(window) bytes per rank).
+#pragma once
+
+#include <irregular/core/assert.hpp>
+#include <irregular/core/error.hpp>
+#include <irregular/distributed/partitioners/detail/cut_support.hpp>
+#include <irregular/distributed/partitioners/detail/pipelined_cut.hpp>
+#include <irregular/distributed/partitioners/detail/window_cut.hpp>
+#include <irregular/partition/balanced.hpp>
+#include <irregular/partition/nicol_plus.hpp>
+#include <irregular/partition/probe.hpp>
+
+#include <boost/mpi/collectives.hpp>
+#include <boost/mpi/communicator.hpp>
+#include <boost/mpi/exception.hpp>
+#include <boost/serialization/utility.hpp>
+#include <boost/serialization/vector.hpp>
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace irregular {
+
+/// How the chain is cut: `optimal` minimises the largest segment load exactly (the bottleneck
+/// equals the sequential NicolPlus optimum of the same chain, and so do the separators when the
+/// windows are gathered, see blocking_partition); `greedy` cuts at the prefix-sum thresholds
+/// k·W/p in one pass (Lmax <= W/p + largest hnode load).
+enum class BlockingCut { optimal, greedy };
+
+/// A cut of the global chain: separators as global leaf positions, p+1 values from 0 to n
+/// (replicated), and the segment loads.
+struct ChainCut {
+  std::vector<std::uint64_t> separators;
+  std::vector<double> loads;
+  double bottleneck = 0;
+  std::uint64_t first = 0;  ///< this rank's first leaf as a global position (not replicated)
+  [[nodiscard]] double imbalance() const {
+    double total = 0;
+    for (double l : loads) total += l;
+    if (total <= 0) return 0;
+    return bottleneck / (total / static_cast<double>(loads.size())) - 1;
+  }
+};
+
+
+namespace detail {
+
+/// The optimal cut from the distributed separator windows (see blocking_partition): the exact
+/// search, the balanced separators, and one all_gather of both candidate cuts so that every
+/// rank makes partition::detail_bal::balance_or_greedy's choice alike. nullopt only when
+/// rounding made the DirectCut bound infeasible (the caller then takes the pipelined probes).
+/// Collective over comm.
+template <class Bounds>
+std::optional<ChainCut> distributed_window_cut(const boost::mpi::communicator& comm, const ChainPrefix& prefix,
+                                               std::uint64_t first_global, std::uint64_t n_global, double W,
+                                               double wmax, double ub, Bounds bounds, const detail_win::WindowPlan& plan,
+                                               const std::vector<std::uint64_t>& recv, const CutCounter& count) {
+  const auto up = static_cast<std::size_t>(comm.size());
+  detail_win::Windows w = detail_win::exchange_windows(comm, prefix, first_global, plan, recv, count);
+  if (count.s) {
+    count.s->distributed = true;
+    count.s->window = w.prev.g.size() + w.cur.g.size();
+  }
+  auto cost = [](std::size_t, double g0, double g1) { return g1 - g0; };
+  detail_win::WindowSearch search(comm, std::move(w), up, W, cost, bounds, count);
+  const double lb = std::max(0.0, std::max(W / static_cast<double>(up), wmax) - 16 * std::numeric_limits<double>::epsilon() * W);
+  if (!search.solve(std::min(lb, ub), ub, true)) return std::nullopt;
+  const auto bal = detail_win::balanced_pass(comm, search, n_global, W, count);
+  // Rank j's record: greedy s_j, balanced s_{j-1} and (rank p-1) balanced s_{p-1}, each with its prefix.
+  const auto& win = search.windows();
+  auto g = [](std::uint64_t x, const detail_win::Window& v) {
+    return x == detail_win::no_position ? 0 : std::bit_cast<std::uint64_t>(v.at(x));
+  };
+  const std::array<std::uint64_t, 6> rec{search.separator(), g(search.separator(), win.cur), bal[0], g(bal[0], win.prev),
+                                         bal[1], g(bal[1], win.cur)};
+  std::vector<std::uint64_t> all(6 * up);
+  boost::mpi::all_gather(comm, rec.data(), 6, all.data());
+  count.collective(sizeof rec, sizeof rec * up);
+  std::vector<std::size_t> R(up + 1, n_global), S(up + 1, n_global);
+  std::vector<double> GR(up + 1, W), GS(up + 1, W);
+  R[0] = S[0] = 0;
+  GR[0] = GS[0] = 0;
+  for (std::size_t j = 1; j < up; ++j) {
+    R[j] = all[6 * j];
+    GR[j] = std::bit_cast<double>(all[6 * j + 1]);
+    const std::size_t from = j + 1 < up ? 6 * (j + 1) + 2 : 6 * j + 4;  // s_{p-1} is rank p-1's second
+    S[j] = all[from];
+    GS[j] = std::bit_cast<double>(all[from + 1]);
+  }
+  auto prefix_of = [](const std::vector<std::size_t>& s, const std::vector<double>& gs) {
+    return [&s, &gs](std::size_t x) { return gs[static_cast<std::size_t>(std::upper_bound(s.begin(), s.end(), x) - s.begin()) - 1]; };
+  };
+  bool greedy_empty = false;
+  for (std::size_t k = 0; k < up; ++k) greedy_empty = greedy_empty || R[k] == R[k + 1];
+  const bool greedy = up > 1 && !(n_global >= up && greedy_empty) &&
+                      partition::detail_bal::unevenness<double>(prefix_of(R, GR), up, R.data()) <
+                          partition::detail_bal::unevenness<double>(prefix_of(S, GS), up, S.data());
+  const auto& seps = greedy ? R : S;
+  const auto& gs = greedy ? GR : GS;
+  ChainCut cut;
+  cut.first = first_global;
+  cut.bottleneck = search.bottleneck();
+  cut.separators.assign(seps.begin(), seps.end());
+  for (std::size_t k = 0; k < up; ++k) cut.loads.push_back(gs[k + 1] - gs[k]);
+  return cut;
+}
+
+}  // namespace detail
+
+/// Default bound on the window positions gathered on rank 0 (16 bytes each): a constant, so
+/// rank 0's bytes do not grow with p; from it on the windows stay distributed.
+inline constexpr std::uint64_t blocking_default_max_gathered = std::uint64_t{1} << 10;
+
+/// Default bound on the window positions one rank receives on the distributed path: a few
+/// times a rank's share of the chain plus O(p); beyond it the cut takes the pipelined probes.
+inline std::uint64_t blocking_default_max_window(std::uint64_t n_global, int p) {
+  const auto up = static_cast<std::uint64_t>(p);
+  return 8 * (n_global / up) + 64 * up + 1024;
+}
+
+/// Cuts the global chain of hnode loads into `comm.size()` segments. `local_loads` are this
+/// rank's leaves in curve order (ranks hold consecutive parts of the chain in rank order).
+///
+/// Global prefix sums: one all_gather of (count, total, max) per rank (O(p) numbers) gives each
+/// rank its offset; a position x of rank r has prefix G[x] = offset_r + (local running sum), so
+/// neighbouring ranks agree on the prefix at their boundary. Integer-valued loads (below 2^53)
+/// give exactly the sequential prefix sums; other doubles differ from a sequential summation by
+/// the usual rounding, and the cost model is that of partition/ (a part costs the rounded
+/// difference of its end prefixes).
+///
+/// `optimal` (Pinar & Aykanat's separator-index bounding): UB = the DirectCut bottleneck (one
+/// all_reduce of p+1 prefix values). Every cut with parts <= B* <= UB has G[s_k] <= k·UB and
+/// W - G[s_k] <= (p-k)·UB, so its separator k lies in the window of positions with prefix in
+/// [W - (p-k)·UB, k·UB] (widened by a few ulps of W for rounding). The windows hold about
+/// p·(UB - W/p) / mean load positions each, about 1.5·p² together for SFC leaf loads, so:
+/// - while they total fewer than `max_gathered` positions (a constant, default 1024), rank 0
+///   gathers them (one gatherv), solves the window chain with partition::optimal_bottleneck (its
+///   optimum is the chain's: its cuts are cuts of the chain and the greedy optimal cut lies in
+///   the windows), balances the greedy separators like partition::nicol_plus (every position
+///   balance() reads is a window position, or left of window k where the answer does not depend
+///   on the exact prefix) and broadcasts: 6 collectives, O(1) bytes;
+/// - else rank j receives windows j-1 and j (one alltoallv: O(p) positions per rank on average),
+///   and an exact bisection probes them (detail/window_cut.hpp): a probe composes the greedy
+///   steps window j-1 -> window j by a tree scan (detail/position_scan.hpp), 2 ceil(log2(p-1))
+///   rounds in which each rank sends at most four run-length maps of at most a window (pointer
+///   doubling would send one per round, log p windows), plus one all_reduce of 3 doubles; a
+///   feasible probe lowers UB to the bottleneck it realised, an infeasible one lifts LB to the
+///   least cost that changes a part, so it ends on the optimum. The balanced separators follow
+///   by one more scan right to left. 7 collectives plus one per probe;
+/// - when one rank would receive more than `max_window` positions (default
+///   blocking_default_max_window; skewed loads: a few huge
+///   hnodes make UB large, so windows span most of the chain), the cut falls back to the same
+///   search with probes pipelined along the ranks (p-1 hops per probe; greedy separators).
+/// On the first two paths the bottleneck and the separators equal sequential NicolPlus's
+/// (balanced separators) on the same prefix sums. stats says which path ran and what it cost.
+///
+/// Throws irregular::invalid_argument on every rank, naming the lowest bad rank, when any load
+/// is negative or not finite (agreed through the first all_gather, nothing else is done).
+/// Collective over comm.
+inline ChainCut blocking_partition(const boost::mpi::communicator& comm,
+                                   std::span<const double> local_loads,
+                                   BlockingCut method = BlockingCut::optimal,
+                                   BlockingCutStats* stats = nullptr,
+                                   std::uint64_t max_gathered = blocking_default_max_gathered,
+                                   std::uint64_t max_window = 0) {
+  const int p = comm.size();
+  const int rank = comm.rank();
+  const auto up = static_cast<std::size_t>(p);
+  const detail::CutCounter count{stats};
+  if (stats) *stats = BlockingCutStats{};
+  // One pass validates the loads and sums them (detail::ChainPrefix); one all_gather of
+  // (count, total, max, first bad load + 1) per rank (O(p) numbers) gives every rank the offsets
+  // and the outcome of the validation (the lowest bad rank is named).
+  const std::size_t n = local_loads.size();
+  detail::ChainPrefix prefix(local_loads);
+  const std::uint64_t mine[4] = {static_cast<std::uint64_t>(n), std::bit_cast<std::uint64_t>(prefix.local_total()),
+                                 std::bit_cast<std::uint64_t>(prefix.local_max()),
+                                 prefix.bad() ? static_cast<std::uint64_t>(*prefix.bad()) + 1 : 0};
+  std::vector<std::uint64_t> summary(4 * up);
+  boost::mpi::all_gather(comm, mine, 4, summary.data());
+  count.collective(sizeof mine, sizeof mine * up);
+  for (std::size_t r = 0; r < up; ++r)
+    if (summary[4 * r + 3] != 0)
+      throw invalid_argument("irregular::blocking_partition: hnode load " + std::to_string(summary[4 * r + 3] - 1) +
+                             " on rank " + std::to_string(r) + " is negative or not finite");
+  double offset = 0, W = 0, wmax = 0;
+  std::uint64_t first_global = 0, n_global = 0;
+  for (int r = 0; r < p; ++r) {
+    const auto cnt = summary[4 * static_cast<std::size_t>(r)];
+    const double tot = std::bit_cast<double>(summary[4 * static_cast<std::size_t>(r) + 1]);
+    if (r == rank) { offset = W; first_global = n_global; }
+    W += tot;  // the same order on every rank: offsets and W agree bit for bit
+    n_global += cnt;
+    wmax = std::max(wmax, std::bit_cast<double>(summary[4 * static_cast<std::size_t>(r) + 2]));
+  }
+  prefix.set_offset(offset);  // prefix[n] = offset of the next rank, exactly
+  if (max_window == 0) max_window = blocking_default_max_window(n_global, p);
+
+  ChainCut cut;
+  cut.first = first_global;
+  std::vector<std::uint64_t> my_cuts;
+  if (method == BlockingCut::greedy) {
+    // Part k starts at the first hnode whose prefix reaches k·W/p.
+    for (int k = 1; k < p; ++k) {
+      const double threshold = W * k / p;
+      if (n == 0 || prefix[n] < threshold || prefix[0] >= threshold) continue;
+      my_cuts.push_back(first_global + static_cast<std::uint64_t>(prefix.lower_bound(1, n + 1, threshold)));
+    }
+  } else {
+    // DirectCut (Miguet & Pierson) as partition::direct_cut_separators places it: separator k
+    // at y or y+1, y the last position with G[y] <= k·W/p, whichever prefix is nearer. The rank
+    // holding y (and y+1 in prefix[]) reports G at the separator; UB is the largest part.
+    std::vector<double> dc(up + 1, -1.0), dc_all(up + 1);
+    for (std::size_t k = 1; k < up && n > 0; ++k) {
+      const double t = W * static_cast<double>(k) / static_cast<double>(p);
+      if (!(prefix[0] <= t && prefix[n] > t)) continue;
+      const std::size_t y = prefix.upper_bound(0, n + 1, t) - 1;
+      dc[k] = (prefix[y + 1] - t) < (t - prefix[y]) ? prefix[y + 1] : prefix[y];
+    }
+    boost::mpi::all_reduce(comm, dc.data(), static_cast<int>(dc.size()), dc_all.data(),
+                           boost::mpi::maximum<double>());
+    count.collective(dc.size() * sizeof(double), dc.size() * sizeof(double));
+    dc_all[0] = 0;
+    dc_all[up] = W;
+    double ub = 0;
+    for (std::size_t k = 1; k <= up; ++k) {
+      if (dc_all[k] < 0) dc_all[k] = W;  // no position at or below the target beyond n
+      dc_all[k] = std::max(dc_all[k], dc_all[k - 1]);
+      ub = std::max(ub, dc_all[k] - dc_all[k - 1]);
+    }
+
+    // Window positions of this slice for rank 0 (global position 0 is rank 0's to add). Both
+    // bounds grow with k, so the windows are merged in one sweep. delta covers the rounding of
+    // k·UB and of the p part costs summed (each within an ulp of W).
+    const double delta = 8 * std::numeric_limits<double>::epsilon() * (static_cast<double>(p) + 2) * W;
+    std::vector<std::pair<std::size_t, std::size_t>> gather_ranges;
+    std::uint64_t gather_count = 0;
+    if (n > 0) {
+      std::size_t covered = first_global == 0 ? 1 : 0;  // local positions below are taken
+      for (std::size_t k = 1; k < up; ++k) {
+        const double lo = W - static_cast<double>(p - static_cast<int>(k)) * ub - delta;
+        const double hi = static_cast<double>(k) * ub + delta;
+        if (hi < prefix[0]) continue;
+        if (lo > prefix[n - 1]) break;
+        const std::size_t a = std::max(prefix.lower_bound(0, n, lo), covered), b = prefix.upper_bound(0, n, hi);
+        if (a < b) {
+          gather_ranges.emplace_back(a, b);
+          gather_count += b - a;
+        }
+        covered = std::max(covered, b);
+      }
+    }
+    // The distributed windows, widened by one delta per part so that a greedy step from the
+    // top of window j-1 never passes the top of window j.
+    auto bounds = [W, delta, up](std::size_t j, double b) {
+      return std::array<double, 2>{W - static_cast<double>(up - j) * b - static_cast<double>(up - j + 1) * delta,
+                                   static_cast<double>(j) * b + static_cast<double>(j + 1) * delta};
+    };
+    std::vector<double> wlo(up, 0.0), whi(up, 0.0);
+    for (std::size_t j = 1; j < up; ++j) {
+      const auto r = bounds(j, ub);
+      wlo[j] = r[0];
+      whi[j] = r[1];
+    }
+    detail_win::WindowPlan plan(prefix, n + (rank == p - 1 ? 1 : 0), p, up, std::move(wlo), std::move(whi));
+    plan.counts[0] = 2 * gather_count;  // rank 0 holds no window: its slot carries the gather size
+    std::vector<std::uint64_t> recv(up);
+    BOOST_MPI_CHECK_RESULT(MPI_Alltoall, (plan.counts.data(), 1, MPI_UINT64_T, recv.data(), 1, MPI_UINT64_T, MPI_Comm(comm)));
+    count.collective(up * sizeof(std::uint64_t), up * sizeof(std::uint64_t));
+    std::uint64_t held = 0;
+    for (std::size_t r = 0; r < up && rank > 0; ++r) held += recv[r] / 2;
+    const std::uint64_t decide[2] = {gather_count, held > max_window ? 1u : 0u};
+    std::uint64_t decided[2];
+    boost::mpi::all_reduce(comm, decide, 2, decided, std::plus<std::uint64_t>());
+    count.collective(sizeof decide, sizeof decided);
+
+    if (decided[0] < max_gathered) {
+      // Rank 0 gathers the windows and solves the window chain exactly.
+      std::vector<double> win, all_win;
+      for (auto [a, b] : gather_ranges)
+        prefix.each(a, b, [&](std::size_t x, double g) {
+          win.push_back(std::bit_cast<double>(static_cast<std::uint64_t>(first_global + x)));
+          win.push_back(g);
+        });
+      std::vector<int> sizes, displs;
+      if (rank == 0) {
+        all_win.resize(2 * decided[0]);
+        int at = 0;
+        for (auto c : recv) {
+          sizes.push_back(static_cast<int>(c));
+          displs.push_back(at);
+          at += static_cast<int>(c);
+        }
+        boost::mpi::gatherv(comm, win, all_win.data(), sizes, displs, 0);
+      } else {
+        boost::mpi::gatherv(comm, win, 0);
+      }
+      count.collective(win.size() * sizeof(double), rank == 0 ? all_win.size() * sizeof(double) : 0);
+      // The reply: bottleneck, p+1 separators, p loads, one broadcast.
+      std::vector<std::uint64_t> reply(2 * up + 2);
+      if (rank == 0) {
+        std::vector<std::uint64_t> pos{0};
+        std::vector<double> val{0.0};
+        for (std::size_t i = 0; i < decided[0]; ++i) {
+          pos.push_back(std::bit_cast<std::uint64_t>(all_win[2 * i]));
+          val.push_back(all_win[2 * i + 1]);
+        }
+        if (n_global > 0) { pos.push_back(n_global); val.push_back(W); }
+        std::vector<double>().swap(all_win);
+        const std::size_t m = pos.size() - 1;
+        const double best = partition::optimal_bottleneck(val.data(), 0, m, up);
+        // Greedy (maximal) separators at the optimum: window positions, as in the full chain.
+        std::vector<std::size_t> ends;
+        [[maybe_unused]] const std::size_t parts = partition::greedy_parts(val.data(), 0, m, best, up, &ends);
+        IRREGULAR_ASSERT(parts <= up);
+        std::vector<std::size_t> R(up + 1, static_cast<std::size_t>(n_global)), seps(up + 1);
+        R[0] = 0;
+        for (std::size_t k = 0; k < ends.size(); ++k) R[k + 1] = static_cast<std::size_t>(pos[ends[k]]);
+        // Balanced separators over the global positions. A position outside the windows reads
+        // its left window neighbour's prefix: balance() only reads such positions left of
+        // window k, where both values are below the target and infeasible alike.
+        auto global_prefix = [&](std::size_t x) -> double {
+          const auto it = std::upper_bound(pos.begin(), pos.end(), static_cast<std::uint64_t>(x));
+          return val[static_cast<std::size_t>(it - pos.begin()) - 1];
+        };
+        partition::detail_bal::balance_or_greedy<double>(global_prefix, static_cast<std::size_t>(n_global), up, best,
+                                                         R.data(), seps.data());
+        reply[0] = std::bit_cast<std::uint64_t>(best);
+        for (std::size_t k = 0; k <= up; ++k) reply[1 + k] = seps[k];
+        for (std::size_t k = 0; k < up; ++k)
+          reply[up + 2 + k] = std::bit_cast<std::uint64_t>(global_prefix(seps[k + 1]) - global_prefix(seps[k]));
+      }
+      boost::mpi::broadcast(comm, reply.data(), static_cast<int>(reply.size()), 0);
+      count.collective(rank == 0 ? reply.size() * sizeof(std::uint64_t) : 0,
+                       rank == 0 ? 0 : reply.size() * sizeof(std::uint64_t));
+      if (stats) { stats->windowed = true; stats->gathered = decided[0]; }
+      cut.bottleneck = std::bit_cast<double>(reply[0]);
+      cut.separators.assign(reply.begin() + 1, reply.begin() + 2 + static_cast<std::ptrdiff_t>(up));
+      for (std::size_t k = 0; k < up; ++k) cut.loads.push_back(std::bit_cast<double>(reply[up + 2 + k]));
+      return cut;
+    }
+    if (decided[1] == 0) {
+      if (auto done = detail::distributed_window_cut(comm, prefix, first_global, n_global, W, wmax, ub, bounds, plan, recv,
+                                                     count))
+        return *done;
+    }
+    my_cuts = detail::pipelined_cut(comm, prefix, W, std::max(W / p, wmax), ub, first_global, count);
+  }
+
+  // Gather the O(p) cuts; a probe may use fewer than p parts, the rest stay empty at the end.
+  std::vector<std::vector<std::uint64_t>> all;
+  boost::mpi::all_gather(comm, my_cuts, all);
+  count.collective(my_cuts.size() * sizeof(std::uint64_t), up * sizeof(std::uint64_t));
+  cut.separators.push_back(0);
+  for (const auto& v : all) cut.separators.insert(cut.separators.end(), v.begin(), v.end());
+  cut.separators.resize(std::min<std::size_t>(cut.separators.size(), up));
+  while (cut.separators.size() < up + 1) cut.separators.push_back(n_global);
+  // Segment loads from the global prefix values at the separators: each rank contributes the
+  // prefix values it holds, one all_reduce.
+  std::vector<double> at(up + 1, 0.0), at_global(at.size());
+  for (std::size_t k = 0; k < at.size(); ++k) {
+    const std::uint64_t s = cut.separators[k];
+    if (s >= first_global && s < first_global + n) at[k] = prefix[s - first_global];
+    else if (s == n_global && rank == p - 1) at[k] = W;
+  }
+  boost::mpi::all_reduce(comm, at.data(), static_cast<int>(at.size()), at_global.data(), std::plus<double>());
+  count.collective(at.size() * sizeof(double), at.size() * sizeof(double));
+  if (n_global > 0) at_global.back() = W;
+  for (int k = 0; k < p; ++k) {
+    const double l = at_global[static_cast<std::size_t>(k) + 1] - at_global[static_cast<std::size_t>(k)];
+    cut.loads.push_back(l);
+    cut.bottleneck = std::max(cut.bottleneck, l);
+  }
+  return cut;
+}
+
+}  // namespace irregular

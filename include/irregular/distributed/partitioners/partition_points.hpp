@@ -1,0 +1,296 @@
+// Weighted points on many ranks cut into P parts along a space-filling curve (P independent of
+// the number of ranks): sample sort by curve key, then the optimal P-part blocking cut of the
+// distributed chain (baiardi-2001 §3; Nicol's parametric search, saule-bas-catalyurek §2.2).
+#pragma once
+
+#include <irregular/core/box.hpp>
+#include <irregular/core/concepts.hpp>
+#include <irregular/core/error.hpp>
+#include <irregular/distributed/htree/sample_sort.hpp>
+#include <irregular/mpi/collective_error.hpp>
+#include <irregular/mpi/sparse_exchange.hpp>
+#include <irregular/tree/detail/curve_math.hpp>
+#include <irregular/tree/partition_points.hpp>
+
+#include <boost/mpi/collectives.hpp>
+#include <boost/mpi/communicator.hpp>
+#include <boost/serialization/vector.hpp>
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace irregular {
+
+namespace detail {
+
+/// A point on its way through the sample sort: curve key, index in the concatenation of all
+/// ranks' points (rank order), quantized weight. Trivially copyable: travels as bytes.
+template <class Index>
+struct PointRecord {
+  Index key;
+  std::uint64_t global_index;
+  std::uint64_t weight;
+};
+
+/// A part id on its way back to the point's home rank.
+struct PartOfPoint {
+  std::uint64_t global_index;
+  std::uint64_t part;
+};
+
+/// What a greedy probe with bottleneck B carries along the ranks (integer prefix sums).
+struct PointsProbeCarry {
+  std::uint64_t part_start = 0;  // prefix value where the open part began
+  std::uint64_t parts = 1;       // parts opened so far
+  std::uint64_t attained = 0;    // largest closed part load
+  std::uint64_t extension = std::numeric_limits<std::uint64_t>::max();  // least load that lets a part grow
+  template <class Archive>
+  void serialize(Archive& ar, unsigned) { ar & part_start & parts & attained & extension; }
+};
+
+/// Greedy probe over one slice: each part takes the longest run with load <= B. Precondition:
+/// B >= every single weight.
+inline void points_probe_slice(std::span<const std::uint64_t> q, std::uint64_t B,
+                               std::uint64_t max_parts, PointsProbeCarry& c) {
+  const std::size_t m = q.size() - 1;
+  std::size_t j = 0;
+  while (j < m && c.parts <= max_parts) {
+    const std::uint64_t limit = c.part_start + B;
+    const auto s = static_cast<std::size_t>(
+                       std::upper_bound(q.begin() + static_cast<std::ptrdiff_t>(j) + 1, q.end(), limit) -
+                       q.begin()) - 1;
+    if (s == m) return;  // the part runs on into the next slice
+    // The part closes before element s; Nicol: the least extension bounds the optimum below.
+    c.attained = std::max(c.attained, q[s] - c.part_start);
+    c.extension = std::min(c.extension, q[s + 1] - c.part_start);
+    c.part_start = q[s];
+    ++c.parts;
+    j = s;
+  }
+}
+
+// Tags on the duplicated communicator of one call.
+inline constexpr int points_tag_sort = 1;
+inline constexpr int points_tag_probe = 2;
+inline constexpr int points_tag_right = 3;
+inline constexpr int points_tag_cut = 4;
+inline constexpr int points_tag_return = 5;
+
+}  // namespace detail
+
+/// Distributed partition_points: every rank passes its own points (and weights: empty = all 1);
+/// returns the part of each local point, in input order, and the loads and sizes of all parts
+/// (replicated). The answer is that of the serial partition_points<C> on the concatenation of
+/// all ranks' points in rank order — whatever the number of ranks. `box` and `parts` must be the
+/// same on every rank. A bad point, weight or size on any rank, a bad box, parts == 0 or parts
+/// differing between ranks make every rank throw the same irregular::collective_error (naming
+/// the lowest failing rank and the point index there) before any point moves.
+/// Cost: a sample sort of the points, O(log W) probes of the chain each passing O(1) numbers
+/// along the ranks, O(P) replicated numbers, one message per partner to send part ids home.
+/// Collective over comm.
+template <SpaceFillingCurve C>
+[[nodiscard]] PointPartition partition_points(const boost::mpi::communicator& comm,
+                                              const Box<C::dim>& box,
+                                              std::span<const std::array<double, C::dim>> points,
+                                              std::span<const double> weights, std::size_t parts) {
+  using Index = typename C::index_type;
+  // The call's own communicator: its tags cannot meet the caller's messages.
+  const boost::mpi::communicator world(comm, boost::mpi::comm_duplicate);
+  const int p = world.size(), rank = world.rank();
+  const auto ru = static_cast<std::size_t>(rank);
+
+  // ---- Agree on the input before anything moves.
+  std::uint64_t span_of_parts[2] = {parts, std::numeric_limits<std::uint64_t>::max() - parts};
+  std::uint64_t span_all[2] = {0, 0};
+  BOOST_MPI_CHECK_RESULT(MPI_Allreduce, (span_of_parts, span_all, 2, MPI_UINT64_T, MPI_MAX, MPI_Comm(world)));
+  std::optional<std::string> failure;
+  const std::string where = " on rank " + std::to_string(rank);
+  try {
+    box.validate();
+  } catch (const error& e) {
+    failure = std::string(e.what()) + where;
+  }
+  if (!failure && span_all[0] != std::numeric_limits<std::uint64_t>::max() - span_all[1])
+    failure = "irregular::partition_points: parts differs between ranks (from " +
+              std::to_string(std::numeric_limits<std::uint64_t>::max() - span_all[1]) + " to " +
+              std::to_string(span_all[0]) + ")";
+  if (!failure) failure = detail::check_parts_count(parts);
+  if (!failure) failure = detail::check_points<C::dim>(box, points, weights, where);
+  mpi::agree_on(world, failure);
+
+  // ---- Global numbering (rank order) and the weight scale, from O(p) numbers.
+  const std::size_t n_local = points.size();
+  std::vector<std::uint64_t> counts;
+  boost::mpi::all_gather(world, static_cast<std::uint64_t>(n_local), counts);
+  std::vector<std::uint64_t> home(static_cast<std::size_t>(p) + 1, 0);  // first global index per rank
+  for (int r = 0; r < p; ++r) home[static_cast<std::size_t>(r) + 1] = home[static_cast<std::size_t>(r)] + counts[static_cast<std::size_t>(r)];
+  const std::uint64_t N = home.back();
+  const std::uint64_t P = parts;
+  double local_max = n_local > 0 ? 1.0 : 0.0;
+  if (!weights.empty()) local_max = *std::max_element(weights.begin(), weights.end());
+  double max_w = 0;
+  boost::mpi::all_reduce(world, local_max, max_w, boost::mpi::maximum<double>());
+  const detail::WeightScale scale = detail::weight_scale(max_w, N);
+
+  // ---- Curve order: local radix sort (ties by input index), then the sample sort, which keeps
+  // the order of equal keys by source rank and position: the global order is (key, global index).
+  std::vector<detail::PointRecord<Index>> recs(n_local);
+  std::vector<Index> keys(n_local);
+  {
+    std::vector<detail::KeyedPoint<Index>> order(n_local);
+    for (std::size_t i = 0; i < n_local; ++i) order[i] = {detail::point_key<C>(box, points[i]), i};
+    detail::radix_sort_keyed(order);
+    const std::uint64_t unit = detail::quantize(1.0, scale);
+    for (std::size_t j = 0; j < n_local; ++j) {
+      const auto i = order[j].index;
+      recs[j] = {order[j].key, home[ru] + i, weights.empty() ? unit : detail::quantize(weights[i], scale)};
+      keys[j] = order[j].key;
+    }
+  }
+  (void)sample_sort(world, recs, keys, detail::index_end<C>(),
+                    [](const detail::PointRecord<Index>& r) { return r.key; }, detail::points_tag_sort);
+
+  // ---- This rank's slice of the global prefix sums.
+  const std::size_t m = recs.size();
+  std::uint64_t local_sum = 0, local_maxq = 0;
+  for (const auto& r : recs) {
+    local_sum += r.weight;
+    local_maxq = std::max(local_maxq, r.weight);
+  }
+  std::vector<std::uint64_t> slice_counts, slice_sums;
+  boost::mpi::all_gather(world, static_cast<std::uint64_t>(m), slice_counts);
+  boost::mpi::all_gather(world, local_sum, slice_sums);
+  std::uint64_t first = 0, offset = 0, W = 0, maxq = 0;
+  for (int r = 0; r < p; ++r) {
+    if (r < rank) {
+      first += slice_counts[static_cast<std::size_t>(r)];
+      offset += slice_sums[static_cast<std::size_t>(r)];
+    }
+    W += slice_sums[static_cast<std::size_t>(r)];
+  }
+  boost::mpi::all_reduce(world, local_maxq, maxq, boost::mpi::maximum<std::uint64_t>());
+  std::vector<std::uint64_t> q(m + 1);
+  q[0] = offset;
+  for (std::size_t i = 0; i < m; ++i) q[i + 1] = q[i] + recs[i].weight;
+  const detail::PrefixSlice slice{q, first, first + m == N};
+
+  // ---- Separators s_0..s_P (replicated) and the prefix value at each.
+  std::vector<std::uint64_t> sep = detail::trivial_separators(N, W, P);
+  std::vector<std::uint64_t> q_at(P + 1, 0);
+  if (sep.empty()) {
+    // Optimal bottleneck: parametric search over greedy probes; each probe passes its carry
+    // along the ranks and the last rank broadcasts the outcome.
+    auto probe = [&](std::uint64_t B) {
+      detail::PointsProbeCarry c;
+      if (rank > 0) world.recv(rank - 1, detail::points_tag_probe, c);
+      detail::points_probe_slice(q, B, P, c);
+      if (rank + 1 < p) world.send(rank + 1, detail::points_tag_probe, c);
+      if (rank == p - 1) c.attained = std::max(c.attained, W - c.part_start);
+      boost::mpi::broadcast(world, c, p - 1);
+      return c;
+    };
+    const std::uint64_t avg = W / P + (W % P != 0);
+    std::uint64_t lo = std::max(avg, maxq), hi = avg + maxq;  // greedy at W/P + max w fits
+    while (lo < hi) {
+      const std::uint64_t mid = lo + (hi - lo) / 2;
+      const auto c = probe(mid);
+      if (c.parts <= P) hi = std::min(mid, c.attained);
+      else lo = std::max(mid + 1, c.extension);
+    }
+    const std::uint64_t B = lo;
+
+    // L_k: right-to-left greedy, passed from the last rank down.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> lows;
+    detail::RightGreedyCarry rc{P - 1, W};
+    if (rank + 1 < p) world.recv(rank + 1, detail::points_tag_right, rc);
+    detail::right_greedy_slice(slice, B, rc, lows);
+    if (rank > 0) world.send(rank - 1, detail::points_tag_right, rc);
+    std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> all_lows;
+    boost::mpi::all_gather(world, lows, all_lows);
+    std::vector<std::uint64_t> lower(P + 1, 0);
+    lower[P] = N;
+    for (const auto& v : all_lows)
+      for (const auto& [k, pos] : v) lower[k] = pos;
+
+    // s_k: left to right.
+    std::vector<detail::PlacedSeparator> placed;
+    detail::CutCarry cc;
+    if (rank > 0) world.recv(rank - 1, detail::points_tag_cut, cc);
+    detail::cut_slice(slice, B, W, N, P, lower, cc, placed);
+    if (rank + 1 < p) world.send(rank + 1, detail::points_tag_cut, cc);
+    std::vector<std::vector<detail::PlacedSeparator>> all_placed;
+    boost::mpi::all_gather(world, placed, all_placed);
+    sep.assign(P + 1, N);
+    sep[0] = 0;
+    q_at[P] = W;
+    for (const auto& v : all_placed)
+      for (const auto& s : v) {
+        sep[s.k] = s.position;
+        q_at[s.k] = s.prefix;
+      }
+  } else {
+    // Prefix values at the separators: each rank fills those its slice knows (a value is the
+    // same wherever it is known, so the maximum picks it); one reduction.
+    std::vector<std::uint64_t> mine(P + 1, 0);
+    for (std::uint64_t k = 0; k <= P; ++k)
+      if (sep[k] >= first && sep[k] <= first + m) mine[k] = q[sep[k] - first];
+    BOOST_MPI_CHECK_RESULT(MPI_Allreduce, (mine.data(), q_at.data(), static_cast<int>(P + 1), MPI_UINT64_T,
+                                           MPI_MAX, MPI_Comm(world)));
+  }
+
+  PointPartition result;
+  result.loads.resize(parts);
+  result.sizes.resize(parts);
+  for (std::uint64_t k = 0; k < P; ++k) {
+    result.sizes[k] = sep[k + 1] - sep[k];
+    result.loads[k] = detail::dequantize(q_at[k + 1] - q_at[k], scale);
+    result.bottleneck = std::max(result.bottleneck, result.loads[k]);
+  }
+
+  // ---- Part ids back to the points' home ranks: one message per partner.
+  std::vector<std::size_t> out_offsets(static_cast<std::size_t>(p) + 1, 0);
+  std::vector<int> dest(m);
+  for (std::size_t i = 0; i < m; ++i) {
+    const auto g = recs[i].global_index;
+    dest[i] = static_cast<int>(std::upper_bound(home.begin(), home.end(), g) - home.begin()) - 1;
+    ++out_offsets[static_cast<std::size_t>(dest[i]) + 1];
+  }
+  for (int r = 0; r < p; ++r) out_offsets[static_cast<std::size_t>(r) + 1] += out_offsets[static_cast<std::size_t>(r)];
+  std::vector<detail::PartOfPoint> out(m);
+  {
+    std::vector<std::size_t> fill(out_offsets.begin(), out_offsets.end() - 1);
+    std::uint64_t k = 0;
+    for (std::size_t i = 0; i < m; ++i) {
+      const std::uint64_t pos = first + i;
+      while (k + 1 < P && sep[k + 1] <= pos) ++k;
+      out[fill[static_cast<std::size_t>(dest[i])]++] = {recs[i].global_index, k};
+    }
+  }
+  recs = {};
+  const auto got = mpi::sparse_exchange(world, std::span<const detail::PartOfPoint>(out),
+                                        std::span<const std::size_t>(out_offsets),
+                                        detail::points_tag_return);
+  result.part.assign(n_local, 0);
+  for (const auto& v : got.values) result.part[v.global_index - home[ru]] = static_cast<std::uint32_t>(v.part);
+  return result;
+}
+
+/// Unweighted: every point weighs 1. Collective over comm.
+template <SpaceFillingCurve C>
+[[nodiscard]] PointPartition partition_points(const boost::mpi::communicator& comm,
+                                              const Box<C::dim>& box,
+                                              std::span<const std::array<double, C::dim>> points,
+                                              std::size_t parts) {
+  return partition_points<C>(comm, box, points, std::span<const double>{}, parts);
+}
+
+}  // namespace irregular

@@ -1,0 +1,194 @@
+// The runtime twin of the Partitioner policies: a partitioner picked by name, as Zoltan's
+// LB_METHOD, for codes that read it from an input file. Its map is AnyOwnershipMap, which holds
+// whichever map the chosen partitioner produces. To add a partitioner: its header, its policy in
+// `Policies`, its map in `Maps`, and one line in `by_name` — the domain does not change.
+#pragma once
+
+#include <irregular/core/concepts.hpp>
+#include <irregular/core/error.hpp>
+#include <irregular/distributed/maps/ownership_map.hpp>
+#include <irregular/distributed/partitioners/bounded_neighbours.hpp>
+#include <irregular/distributed/partitioners/partitioner.hpp>
+#include <irregular/distributed/partitioners/rectangular.hpp>
+#include <irregular/distributed/maps/segment_map.hpp>
+#include <irregular/distributed/partitioners/sfc_blocking.hpp>
+#include <irregular/rect/registry.hpp>
+
+#include <boost/serialization/split_member.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+namespace irregular {
+
+namespace detail_registry {
+template <SpaceFillingCurve C, bool Rect = (C::dim == 2 || C::dim == 3), bool Rows = (C::dim == 2)>
+struct Kinds {
+  using Policies = std::variant<partitioner::SfcBlocking>;
+  using Maps = std::variant<SegmentMap<C>>;
+};
+template <SpaceFillingCurve C>
+struct Kinds<C, true, false> {
+  using Policies = std::variant<partitioner::SfcBlocking, partitioner::Rectangular>;
+  using Maps = std::variant<SegmentMap<C>, RectangleMap<C>>;
+};
+template <SpaceFillingCurve C>  // 2D: the bounded-neighbours row maps too
+struct Kinds<C, true, true> {
+  using Policies = std::variant<partitioner::SfcBlocking, partitioner::Rectangular, partitioner::BoundedNeighbours>;
+  using Maps = std::variant<SegmentMap<C>, RectangleMap<C>, RowMap<C>>;
+};
+
+// "BN-<NS>[-8][-T]": Bounded Neighbours with bound NS, the 8-neighbour stencil, a toroidal
+// domain; false when the name is not of that form.
+inline bool parse_bounded_neighbours(const std::string& n, partitioner::BoundedNeighbours& bn) {
+  if (n.rfind("BN-", 0) != 0) return false;
+  std::size_t i = 3, digits = 0;
+  int ns = 0;
+  for (; i < n.size() && std::isdigit(static_cast<unsigned char>(n[i])) && digits < 6; ++i, ++digits) ns = ns * 10 + (n[i] - '0');
+  if (digits == 0) return false;
+  bn.ns = ns;
+  if (n.compare(i, 2, "-8") == 0) { bn.stencil = rows::Stencil::eight; i += 2; }
+  if (n.compare(i, 2, "-T") == 0) { bn.toroidal = true; i += 2; }
+  return i == n.size();
+}
+
+inline std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+}  // namespace detail_registry
+
+/// An OwnershipMap holding one of the registry's maps (the runtime twin's map type).
+template <SpaceFillingCurve C>
+class AnyOwnershipMap {
+ public:
+  using curve_type = C;
+  using index_type = typename C::index_type;
+  static constexpr int dim = C::dim;
+  static constexpr bool contiguous_segments = false;  // not known at compile time
+  using variant_type = typename detail_registry::Kinds<C>::Maps;
+
+  AnyOwnershipMap() = default;
+  explicit AnyOwnershipMap(int parts) : map_(SegmentMap<C>(parts)) {}
+  template <class M>
+    requires std::is_constructible_v<variant_type, M>
+  AnyOwnershipMap(M map) : map_(std::move(map)) {}  // NOLINT: a map is an AnyOwnershipMap
+
+  /// The concrete map, or nullptr when it holds another kind.
+  template <class M>
+  [[nodiscard]] const M* get_if() const noexcept { return std::get_if<M>(&map_); }
+  [[nodiscard]] const variant_type& variant() const noexcept { return map_; }
+
+  [[nodiscard]] int parts() const { return visit([](const auto& m) { return m.parts(); }); }
+  [[nodiscard]] int owner(index_type i) const { return visit([&](const auto& m) { return m.owner(i); }); }
+  [[nodiscard]] int leaf_owner(const Cell<dim>& c) const { return visit([&](const auto& m) { return m.leaf_owner(c); }); }
+  [[nodiscard]] std::vector<int> holders(IndexInterval<index_type> iv) const {
+    return visit([&](const auto& m) { return m.holders(iv); });
+  }
+  [[nodiscard]] std::vector<int> neighbour_ranks(int rank, Periodicity<dim> per = {}) const {
+    return visit([&](const auto& m) { return m.neighbour_ranks(rank, per); });
+  }
+  [[nodiscard]] bool splits(const Cell<dim>& c) const { return visit([&](const auto& m) { return m.splits(c); }); }
+  [[nodiscard]] AnyOwnershipMap hold_whole(std::span<const Cell<dim>> cells) const {
+    return std::visit([&](const auto& m) { return AnyOwnershipMap(m.hold_whole(cells)); }, map_);
+  }
+
+  template <class Archive>
+  void save(Archive& ar, unsigned) const {
+    std::uint32_t kind = static_cast<std::uint32_t>(map_.index());
+    ar & kind;
+    std::visit([&](const auto& m) { ar & m; }, map_);
+  }
+  template <class Archive>
+  void load(Archive& ar, unsigned) {
+    std::uint32_t kind = 0;
+    ar & kind;
+    if (kind >= std::variant_size_v<variant_type>)
+      throw invalid_argument("irregular::AnyOwnershipMap: unknown map kind in the archive");
+    map_ = make(kind);
+    std::visit([&](auto& m) { ar & m; }, map_);
+  }
+  template <class Archive>
+  void serialize(Archive& ar, unsigned version) {
+    if constexpr (Archive::is_saving::value) save(ar, version);
+    else load(ar, version);
+  }
+
+ private:
+  template <class F>
+  decltype(auto) visit(F&& f) const { return std::visit(std::forward<F>(f), map_); }
+  template <std::size_t K = 0>
+  static variant_type make(std::uint32_t kind) {
+    if constexpr (K + 1 < std::variant_size_v<variant_type>)
+      if (kind != K) return make<K + 1>(kind);
+    return variant_type(std::in_place_index<K>);
+  }
+
+  variant_type map_{};
+};
+
+namespace partitioner {
+
+/// A partitioner chosen by name at run time (case-insensitive):
+///  - "SFC": SfcBlocking with the optimal cut; "SFC-GREEDY": the one-pass threshold cut;
+///  - any rectangular algorithm rect::make_partitioner accepts (2D and 3D), e.g.
+///    "JAG-M-HEUR-PROBE", "HIER-RB", "HYBRID(HIER-RELAXED/JAG-M-OPT)": Rectangular with the
+///    automatic grid level (`level` sets it; -1 automatic);
+///  - 2D: "BN-<NS>" (e.g. "BN-2", "BN-4"): BoundedNeighbours with the bound NS, the paper's
+///    4-neighbour stencil and protocol, the grid at `level` (-1 automatic); "-8" after NS for
+///    the 8-neighbour stencil, then "-T" for a toroidal domain (e.g. "BN-4-8-T").
+struct ByName {
+  std::string name = "SFC";
+  int level = -1;
+
+  template <SpaceFillingCurve C>
+  using map_type = AnyOwnershipMap<C>;
+
+  /// The policy the name stands for. Throws irregular::invalid_argument for an unknown name.
+  template <SpaceFillingCurve C>
+  typename detail_registry::Kinds<C>::Policies by_name() const {
+    const auto n = detail_registry::upper(name);
+    if (n == "SFC") return SfcBlocking{BlockingCut::optimal};
+    if (n == "SFC-GREEDY") return SfcBlocking{BlockingCut::greedy};
+    if constexpr (C::dim == 2) {
+      BoundedNeighbours bn{.level = level};
+      if (detail_registry::parse_bounded_neighbours(n, bn)) return bn;
+    }
+    if constexpr (C::dim == 2 || C::dim == 3) {
+      try {
+        (void)rect::make_partitioner<double, C::dim>(n);
+        return Rectangular{.algorithm = n, .level = level};
+      } catch (const invalid_argument&) {
+      }
+    }
+    throw invalid_argument("irregular::partitioner::ByName: unknown partitioner '" + name +
+                           "' (known: SFC, SFC-GREEDY" +
+                           ((C::dim == 2 || C::dim == 3) ? ", the rectangular algorithms of rect::partitioner_names" : "") +
+                           (C::dim == 2 ? ", BN-<NS>[-8][-T])" : ")"));
+  }
+
+  template <SpaceFillingCurve C>
+  void check(int parts) const {
+    std::visit([&](const auto& p) { p.template check<C>(parts); }, by_name<C>());
+  }
+
+  /// Collective over comm.
+  template <SpaceFillingCurve C>
+  AnyOwnershipMap<C> partition(const boost::mpi::communicator& comm, const LeafChain<C>& chain,
+                               const AnyOwnershipMap<C>* current) const {
+    return std::visit([&](const auto& p) -> AnyOwnershipMap<C> {
+      using M = typename std::remove_cvref_t<decltype(p)>::template map_type<C>;
+      const M* cur = current ? current->template get_if<M>() : nullptr;
+      return AnyOwnershipMap<C>(p.template partition<C>(comm, chain, cur));
+    }, by_name<C>());
+  }
+};
+
+}  // namespace partitioner
+}  // namespace irregular
