@@ -1,7 +1,7 @@
 // IrregularDomain: the H-Tree of one irregular problem distributed over the ranks of a
 // communicator (baiardi-2001 §2–4). A thin front over the element store, the distributed leaves,
 // a Partitioner policy and the remap pipeline; it never looks at which partitioner or ownership
-// map it holds. State and agreement: distributed/domain_state.hpp; remap: domain_remap.hpp.
+// map it holds. The core (state, transaction, remap pipeline): distributed/domain/core.hpp.
 #pragma once
 
 #include <irregular/core/box.hpp>
@@ -13,7 +13,7 @@
 #include <irregular/distributed/domain/build_profile.hpp>
 #include <irregular/distributed/htree/sample_sort.hpp>
 #include <irregular/distributed/domain/options.hpp>
-#include <irregular/distributed/domain/domain_remap.hpp>  // the remap pipeline over the domain's state
+#include <irregular/distributed/domain/core.hpp>
 #include <irregular/distributed/domain/element_store.hpp>
 #include <irregular/distributed/ghost/layer.hpp>
 #include <irregular/distributed/ghost/store.hpp>
@@ -64,7 +64,7 @@ namespace irregular {
 template <class Element, Stencil S, SpaceFillingCurve C, class Metric = load::Constant,
           class P = partitioner::SfcBlocking>
   requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> && (S::dim == C::dim) && Partitioner<P, C>
-class IrregularDomain : private detail::DomainRemap<Element, C, Metric, P> {
+class IrregularDomain {
  public:
   static constexpr int dim = C::dim;
   using element_type = Element;
@@ -92,18 +92,14 @@ class IrregularDomain : private detail::DomainRemap<Element, C, Metric, P> {
   /// Collective over comm (duplicates it).
   IrregularDomain(const boost::mpi::communicator& comm, Box<dim> box, condition_type condition,
                   options_type options = {})
-      : detail::DomainRemap<Element, C, Metric, P>(comm, box, std::move(condition), std::move(options)) {
-    mpi::agree(comm_.get(), [&] {
-      box.validate();
-      if (!condition_) throw invalid_argument("irregular::IrregularDomain: empty refinement condition");
-      options_.partitioner.template check<C>(comm_.size());
-    });
-    max_leaves_ = options_.max_leaves_per_rank ? options_.max_leaves_per_rank : default_leaf_budget(comm_.get());
-    map_ = initial_map();
-    if (comm_.rank() == 0) leaves_.push_back(0, 0, 0);  // the root: one leaf on rank 0 until build()
-    store_.index_leaves(leaves_);
-    loads_.new_window(leaves_.size());
-    guarded([&] { estimate_loads(); });
+      : core_(comm, box, std::move(options), [&] {
+          if (!condition) throw invalid_argument("irregular::IrregularDomain: empty refinement condition");
+        }),
+        condition_(std::move(condition)) {
+    if (core_.comm_.rank() == 0) core_.leaves_.push_back(0, 0, 0);  // the root: one leaf on rank 0 until build()
+    core_.store_.index_leaves(core_.leaves_);
+    core_.loads_.new_window(core_.leaves_.size());
+    core_.guarded([&] { core_.estimate_loads(); });
   }
 
   // ---- building -----------------------------------------------------------------------------
@@ -113,8 +109,8 @@ class IrregularDomain : private detail::DomainRemap<Element, C, Metric, P> {
   /// rank, when any rank passes an element outside the box or with a NaN coordinate; nothing is
   /// inserted then. Collective over comm.
   void insert(std::span<const Element> elements) {
-    mpi::agree(comm_.get(), [&] { reject_invalid(elements, "insert"); });
-    store_.pending.insert(store_.pending.end(), elements.begin(), elements.end());
+    mpi::agree(core_.comm_.get(), [&] { reject_invalid(elements, "insert"); });
+    core_.store_.pending.insert(core_.store_.pending.end(), elements.begin(), elements.end());
   }
   void insert(const std::vector<Element>& elements) { insert(std::span<const Element>(elements)); }
 
@@ -123,27 +119,27 @@ class IrregularDomain : private detail::DomainRemap<Element, C, Metric, P> {
   /// counts, the partition) does not depend on how elements were spread over the ranks.
   /// Collective over comm.
   void build() {
-    transaction(snapshot(), [&] {
-      migration_ = {};
-      profile_ = {};
+    core_.transaction(core_.snapshot(), [&] {
+      core_.migration_ = {};
+      core_.profile_ = {};
       auto t0 = clock::now();
-      auto& st = store_;
+      auto& st = core_.store_;
       st.elements.insert(st.elements.end(), st.pending.begin(), st.pending.end());
       st.pending.clear();
-      guarded([&] { st.rekey(); });  // element_traits may be user code
+      core_.guarded([&] { st.rekey(); });  // element_traits may be user code
       mpi::ExchangeStats sort_stats;
-      const auto bounds = sample_sort(comm_.get(), st.elements, st.keys, SegmentMap<C>::domain_end(),
-                                      st.key_fn(), tag_sort, &sort_stats);
-      profile_.sort = lap(t0);
-      profile_.sort_bytes = sort_stats.bytes_sent;
+      const auto bounds = sample_sort(core_.comm_.get(), st.elements, st.keys, SegmentMap<C>::domain_end(),
+                                      st.key_fn(), Core::tag_sort, &sort_stats);
+      core_.profile_.sort = core_.lap(t0);
+      core_.profile_.sort_bytes = sort_stats.bytes_sent;
       // The sorted runs form a segment map: the leaves are built and settled on it first, so
       // every leaf is whole with its elements before its load is measured.
       const SegmentMap<C> sorted(bounds);
       construct(sorted);
-      loads_.new_window(leaves_.size());
-      (void)settle_on(sorted);
-      profile_.leaves = lap(t0);
-      repartition(nullptr, t0);
+      core_.loads_.new_window(core_.leaves_.size());
+      (void)core_.settle_on(sorted);
+      core_.profile_.leaves = core_.lap(t0);
+      core_.repartition(nullptr, t0);
     });
   }
 
@@ -162,10 +158,10 @@ class IrregularDomain : private detail::DomainRemap<Element, C, Metric, P> {
               std::same_as<std::invoke_result_t<Update&, Element&>, bool>)
   void move_elements(Update&& update) {
     constexpr bool removes = std::same_as<std::invoke_result_t<Update&, Element&>, bool>;
-    decltype(store_.elements) moved;
-    moved.reserve(store_.elements.size() + store_.pending.size());
-    mpi::agree(comm_.get(), [&] {  // update is user code: one rank's throw fails every rank
-      for (const auto& e : store_.elements) {
+    decltype(core_.store_.elements) moved;
+    moved.reserve(core_.store_.elements.size() + core_.store_.pending.size());
+    mpi::agree(core_.comm_.get(), [&] {  // update is user code: one rank's throw fails every rank
+      for (const auto& e : core_.store_.elements) {
         moved.push_back(e);
         if constexpr (removes) {
           if (!update(moved.back())) moved.pop_back();
@@ -175,25 +171,25 @@ class IrregularDomain : private detail::DomainRemap<Element, C, Metric, P> {
       }
       reject_invalid(std::span<const Element>(moved), "move_elements");
     });
-    moved.insert(moved.end(), store_.pending.begin(), store_.pending.end());  // checked by insert()
+    moved.insert(moved.end(), core_.store_.pending.begin(), core_.store_.pending.end());  // checked by insert()
     auto saved = snapshot_taking_elements();
-    store_.pending.clear();
-    store_.elements = std::move(moved);
-    transaction(std::move(saved), [&] {
-      migration_ = {};
-      auto& st = store_;
+    core_.store_.pending.clear();
+    core_.store_.elements = std::move(moved);
+    core_.transaction(std::move(saved), [&] {
+      core_.migration_ = {};
+      auto& st = core_.store_;
       st.rekey();
       // 1. Elements go to the holders of their new keys (one merged message per partner).
       LocalLeaves<C> none;
       std::vector<double> no_payload;
-      migration_ += place(comm_.get(), map_, none, no_payload, st.elements, st.keys, st.key_fn(), tag_move);
+      core_.migration_ += place(core_.comm_.get(), core_.map_, none, no_payload, st.elements, st.keys, st.key_fn(), Core::tag_move);
       // 2. The tree adapts: leaves of the new distribution, counted globally.
-      const auto old_leaves = std::move(leaves_);
-      construct(map_);
-      loads_.carry(old_leaves, leaves_);
+      const auto old_leaves = std::move(core_.leaves_);
+      construct(core_.map_);
+      core_.loads_.carry(old_leaves, core_.leaves_);
       // 3. Leaves cut by a part boundary are held whole.
-      map_ = settle_on(map_);
-      finish_counters();
+      core_.map_ = core_.settle_on(core_.map_);
+      core_.finish_counters();
     });
   }
 
@@ -206,124 +202,78 @@ class IrregularDomain : private detail::DomainRemap<Element, C, Metric, P> {
   /// on any rank throw irregular::collective_error on every rank, nothing changed. See
   /// distributed/remap_plan.hpp. Collective over comm.
   RebalanceDecision rebalance(RebalanceOptions opt = {}) {
-    const std::string who = "irregular::IrregularDomain::rebalance";
-    constexpr bool segments = std::same_as<map_type, SegmentMap<C>>, measured = LeafLoads<C, Metric>::is_measured;
-    auto t0 = clock::now();
-    agree_remap_options(comm_.get(), opt, segments, measured, who);
-    loads_.agree_unit(comm_.get(), leaves_);
-    const auto plan = plan_remap(comm_.get(), opt, {loads_.total(), double(store_.elements.size()), migration_seconds_, 0}, measured);
-    migration_ = {};
-    migration_global_ = {};  // a rebalance that does not remap moved nothing
-    auto d = start_record(plan, opt);
-    d.decision_seconds = lap(t0);
-    if (plan.unbalance <= opt.threshold) return d;
-    // The leaf work: the loads, copied only when scaled or changed by neighbour shifts.
-    std::vector<double> work;
-    if (plan.work_scale != 1.0 || (segments && opt.strategy == RemapStrategy::neighbour_shift))
-      for (double l : loads_.values()) work.push_back(l * plan.work_scale);
-    const std::span<const double> leaf_work = work.empty() ? std::span<const double>(loads_.values()) : work;
-    auto next = [&] {
-      if constexpr (segments)
-        if (!plan.uniform) return capacity_cut(comm_.get(), map_, leaves_, leaf_work, plan.chain_capacities()).map();
-      return options_.partitioner.template partition<C>(comm_.get(), LeafChain<C>{leaves_, loads_.values()}, &map_);
-    }();
-    const auto est = estimate_remap(comm_.get(), next, plan.order, leaves_, leaf_work, std::span<const index_type>(store_.keys),
-                                    sizeof(Element) + sizeof(index_type));
-    d.cut_seconds = lap(t0);
-    if (!judge_profitability(plan, est, opt, migration_bytes_, d)) return d;
-    d.remapped = true;
-    d.reason = RebalanceReason::remapped;
-    d.rounds = 1;
-    profile_ = {};
-    profile_.partition = d.cut_seconds;
-    auto saved_comm = renumber_ranks(comm_, plan.order);  // a new chain order renumbers the ranks
-    try {  // only elements that need serialization can fail in flight, and only they pay for a snapshot
-      auto body = [&] {
-        if constexpr (segments)
-          if (opt.strategy == RemapStrategy::neighbour_shift) return shift_neighbours(opt, plan, work, d, t0);
-        remap_to(next, t0);
-      };
-      if constexpr (mpi::is_raw_transportable<Element>) body();
-      else transaction(snapshot(), body);
-    } catch (const collective_error&) {
-      if (saved_comm) comm_ = std::move(*saved_comm);
-      throw;
-    }
-    return finish_record(d, migration_global_, profile_.migration);
+    return core_.rebalance(std::move(opt), "irregular::IrregularDomain::rebalance");
   }
 
   /// Starts a new measurement window (load::Measured): the seconds measured so far are dropped
   /// and leaves are estimated again until timed. Each remap starts a new window too. Local.
-  void reset_measurements() {
-    loads_.new_window(leaves_.size());
-    estimate_loads();
-  }
+  void reset_measurements() { core_.reset_measurements(); }
 
   // ---- queries (local, no communication) ----------------------------------------------------
 
-  [[nodiscard]] const boost::mpi::communicator& comm() const noexcept { return comm_.get(); }
-  [[nodiscard]] const Box<dim>& box() const noexcept { return store_.box(); }
-  [[nodiscard]] const options_type& options() const noexcept { return options_; }
+  [[nodiscard]] const boost::mpi::communicator& comm() const noexcept { return core_.comm_.get(); }
+  [[nodiscard]] const Box<dim>& box() const noexcept { return core_.store_.box(); }
+  [[nodiscard]] const options_type& options() const noexcept { return core_.options_; }
   /// The ownership map in force: who holds the data of every index and leaf (replicated).
-  [[nodiscard]] const map_type& ownership() const noexcept { return map_; }
+  [[nodiscard]] const map_type& ownership() const noexcept { return core_.map_; }
   /// The replicated H-Tree of the current segments: every rank's private roots with their
   /// owners and the hnodes above them, O(p · depth), computed from the splitters alone.
   [[nodiscard]] ReplicatedHTree<C> replicated_tree() const
     requires std::same_as<map_type, SegmentMap<C>>
   {
-    return ReplicatedHTree<C>(map_);
+    return ReplicatedHTree<C>(core_.map_);
   }
-  [[nodiscard]] const LocalLeaves<C>& local_tree() const noexcept { return leaves_; }
-  [[nodiscard]] std::size_t local_leaf_count() const noexcept { return leaves_.size(); }
-  [[nodiscard]] std::size_t local_element_count() const noexcept { return store_.elements.size(); }
-  [[nodiscard]] std::span<Element> local_elements() noexcept { return store_.elements; }
-  [[nodiscard]] std::span<const Element> local_elements() const noexcept { return store_.elements; }
-  [[nodiscard]] std::span<const index_type> local_keys() const noexcept { return store_.keys; }
-  [[nodiscard]] std::span<const double> local_loads() const noexcept { return loads_.values(); }
+  [[nodiscard]] const LocalLeaves<C>& local_tree() const noexcept { return core_.leaves_; }
+  [[nodiscard]] std::size_t local_leaf_count() const noexcept { return core_.leaves_.size(); }
+  [[nodiscard]] std::size_t local_element_count() const noexcept { return core_.store_.elements.size(); }
+  [[nodiscard]] std::span<Element> local_elements() noexcept { return core_.store_.elements; }
+  [[nodiscard]] std::span<const Element> local_elements() const noexcept { return core_.store_.elements; }
+  [[nodiscard]] std::span<const index_type> local_keys() const noexcept { return core_.store_.keys; }
+  [[nodiscard]] std::span<const double> local_loads() const noexcept { return core_.loads_.values(); }
 
   [[nodiscard]] Leaf leaf(std::size_t i) {
-    IRREGULAR_ASSERT(i < leaves_.size());
-    return Leaf{i, leaves_.cell(i), leaves_.interval(i), leaves_.counts_[i], loads_.values()[i], store_.of_leaf(i)};
+    IRREGULAR_ASSERT(i < core_.leaves_.size());
+    return Leaf{i, core_.leaves_.cell(i), core_.leaves_.interval(i), core_.leaves_.counts_[i], core_.loads_.values()[i], core_.store_.of_leaf(i)};
   }
   /// The local leaves in curve order, as Leaf views: `for (auto leaf : domain.local_leaves())`.
   [[nodiscard]] auto local_leaves() {
-    return std::views::iota(std::size_t{0}, leaves_.size()) |
+    return std::views::iota(std::size_t{0}, core_.leaves_.size()) |
            std::views::transform([this](std::size_t i) { return leaf(i); });
   }
 
   /// Curve key of a position (finest-level index). Precondition: inside the box.
-  [[nodiscard]] index_type key_of_position(const std::array<double, dim>& x) const { return store_.key_of_position(x); }
-  [[nodiscard]] index_type key_of(const Element& e) const { return store_.key_of(e); }
+  [[nodiscard]] index_type key_of_position(const std::array<double, dim>& x) const { return core_.store_.key_of_position(x); }
+  [[nodiscard]] index_type key_of(const Element& e) const { return core_.store_.key_of(e); }
   /// The rank that holds the data at a position: after build, move_elements and rebalance an
   /// element at x is on owner_of(x). Throws irregular::out_of_domain outside the box.
   [[nodiscard]] int owner_of(const std::array<double, dim>& x) const {
     if (!box().contains(x)) throw out_of_domain("irregular::IrregularDomain::owner_of: position outside the box");
-    return map_.owner(key_of_position(x));
+    return core_.map_.owner(key_of_position(x));
   }
   /// The rank that holds all data of a cell, or -1 when several ranks hold parts of it.
   [[nodiscard]] int owner_of(const Cell<dim>& c) const {
     (void)curve::checked_index<C>(c);
-    const auto h = map_.holders(curve::hnode_interval<C>(c));
+    const auto h = core_.map_.holders(curve::hnode_interval<C>(c));
     return h.size() == 1 ? h.front() : -1;
   }
   /// Local leaf containing a position, or local_leaf_count() when another rank holds it.
   [[nodiscard]] std::size_t leaf_containing(const std::array<double, dim>& x) const {
     if (!box().contains(x)) throw out_of_domain("irregular::IrregularDomain::leaf_containing: position outside the box");
-    return leaves_.find(key_of_position(x));
+    return core_.leaves_.find(key_of_position(x));
   }
 
   /// Every leaf whose space meets the stencil cells of local leaf `i` (same, coarser and finer
   /// levels): local ones by id, remote ones as index ranges with a rank holding data there.
   void neighbours(std::size_t i, Neighbourhood<index_type>& out) const {
-    IRREGULAR_ASSERT(i < leaves_.size());
-    const auto c = leaves_.cell(i);
-    neighbours_of_cell<C, S>(leaves_.starts(), leaves_.levels(), c, options_.periodic, out.local);
+    IRREGULAR_ASSERT(i < core_.leaves_.size());
+    const auto c = core_.leaves_.cell(i);
+    neighbours_of_cell<C, S>(core_.leaves_.starts(), core_.leaves_.levels(), c, core_.options_.periodic, out.local);
     out.remote.clear();
-    if (comm_.size() == 1) return;  // nothing is remote
-    uncovered_stencil_intervals<C, S>(leaves_.starts(), leaves_.levels(), c, options_.periodic,
+    if (core_.comm_.size() == 1) return;  // nothing is remote
+    uncovered_stencil_intervals<C, S>(core_.leaves_.starts(), core_.leaves_.levels(), c, core_.options_.periodic,
                                       [&](IndexInterval<index_type> iv) {
-      for_each_holder(map_, iv, [&](int r, IndexInterval<index_type> part) {
-        if (r != comm_.rank()) out.remote.push_back({part, r});
+      for_each_holder(core_.map_, iv, [&](int r, IndexInterval<index_type> part) {
+        if (r != core_.comm_.rank()) out.remote.push_back({part, r});
       });
     });
     std::sort(out.remote.begin(), out.remote.end(), [](const auto& a, const auto& b) {
@@ -365,7 +315,7 @@ class IrregularDomain : private detail::DomainRemap<Element, C, Metric, P> {
   const GhostStats& collect_ghosts(GhostOptions opt = {}, G strategy = {}) {
     static_assert(Reads::dim == dim,
                   "irregular::IrregularDomain::collect_ghosts: the stencil's dimension differs from the domain's");
-    return ghosts_.template collect<Reads>(tree("irregular::IrregularDomain::collect_ghosts"), opt, strategy, payload());
+    return core_.ghosts_.template collect<Reads>(core_.tree("irregular::IrregularDomain::collect_ghosts"), opt, strategy, core_.payload());
   }
 
   /// Request/answer with excess parallelism (baiardi-collecting-remote-data §3.1): runs
@@ -379,47 +329,47 @@ class IrregularDomain : private detail::DomainRemap<Element, C, Metric, P> {
   /// Returns this rank's statistics. Collective over comm.
   template <class F>
   const GhostStats& sweep(F&& f, GhostOptions opt = {}) {
-    auto saved = store_.elements;  // f is user code and may change elements
+    auto saved = core_.store_.elements;  // f is user code and may change elements
     std::optional<std::string> failure;
     LeafNeighbours nb;
-    const auto& stats = ghosts_.template sweep<S>(tree("irregular::IrregularDomain::sweep"), opt, payload(),
+    const auto& stats = core_.ghosts_.template sweep<S>(core_.tree("irregular::IrregularDomain::sweep"), opt, core_.payload(),
                                                   [&](std::size_t i) {
       if (failure) return;
       try {
         neighbours(i, nb, opt.contact);
         f(leaf(i), std::as_const(nb));
       } catch (const std::exception& e) {
-        failure = "irregular::IrregularDomain::sweep: on rank " + std::to_string(comm_.rank()) + ": " + e.what();
+        failure = "irregular::IrregularDomain::sweep: on rank " + std::to_string(core_.comm_.rank()) + ": " + e.what();
       } catch (...) {
-        failure = "irregular::IrregularDomain::sweep: unknown exception on rank " + std::to_string(comm_.rank());
+        failure = "irregular::IrregularDomain::sweep: unknown exception on rank " + std::to_string(core_.comm_.rank());
       }
     });
     try {
-      mpi::agree_on(comm_.get(), failure);
+      mpi::agree_on(core_.comm_.get(), failure);
     } catch (const collective_error&) {
-      store_.elements = std::move(saved);
+      core_.store_.elements = std::move(saved);
       throw;
     }
     return stats;
   }
 
   /// The ghost leaves of the last collection (sorted by start; ids index ghost()).
-  [[nodiscard]] const GhostLayer<C>& ghosts() const noexcept { return ghosts_.layer(); }
+  [[nodiscard]] const GhostLayer<C>& ghosts() const noexcept { return core_.ghosts_.layer(); }
   [[nodiscard]] GhostLeaf ghost(std::size_t g) const {
-    const auto& l = ghosts_.layer();
+    const auto& l = core_.ghosts_.layer();
     IRREGULAR_ASSERT(g < l.size());
-    return GhostLeaf{g, l.cell(g), l.interval(g), l.counts()[g], l.owners()[g], ghosts_.of(g)};
+    return GhostLeaf{g, l.cell(g), l.interval(g), l.counts()[g], l.owners()[g], core_.ghosts_.of(g)};
   }
   /// Every ghost element, ghost by ghost in curve order (writable for accumulate_ghosts).
-  [[nodiscard]] std::span<Element> ghost_elements() noexcept { return ghosts_.values(); }
-  [[nodiscard]] std::span<const Element> ghost_elements() const noexcept { return ghosts_.values(); }
+  [[nodiscard]] std::span<Element> ghost_elements() noexcept { return core_.ghosts_.values(); }
+  [[nodiscard]] std::span<const Element> ghost_elements() const noexcept { return core_.ghosts_.values(); }
   /// Whether the ghost layer still matches the tree and the map.
-  [[nodiscard]] bool ghosts_current() const noexcept { return ghosts_.current(generation_); }
+  [[nodiscard]] bool ghosts_current() const noexcept { return core_.ghosts_.current(core_.generation_); }
 
   /// Refreshes the ghost elements from their owners along the cached schedule (one message per
   /// partner). Throws irregular::collective_error on every rank when the
   /// tree or the map changed since the collection. Collective over comm.
-  GhostPhase exchange_ghosts() { return ghosts_.exchange(tree("irregular::IrregularDomain::exchange_ghosts"), payload()); }
+  GhostPhase exchange_ghosts() { return core_.ghosts_.exchange(core_.tree("irregular::IrregularDomain::exchange_ghosts"), core_.payload()); }
 
   /// Sends every ghost element back to its owner, which combines it into its own element with
   /// op(Element& mine, const Element& contribution), partners in rank order (deterministic).
@@ -428,8 +378,8 @@ class IrregularDomain : private detail::DomainRemap<Element, C, Metric, P> {
   /// no local element has changed. Collective over comm.
   template <class Op>
   GhostPhase accumulate_ghosts(Op&& op) {
-    return ghosts_.accumulate(tree("irregular::IrregularDomain::accumulate_ghosts"), std::span<Element>(store_.elements),
-                              std::span<const std::size_t>(store_.offsets), op);
+    return core_.ghosts_.accumulate(core_.tree("irregular::IrregularDomain::accumulate_ghosts"), std::span<Element>(core_.store_.elements),
+                              std::span<const std::size_t>(core_.store_.offsets), op);
   }
 
   /// The neighbours of local leaf i by id: local leaves and ghosts that it reads under the
@@ -437,64 +387,69 @@ class IrregularDomain : private detail::DomainRemap<Element, C, Metric, P> {
   /// stencil cell; face, edge and corner keep touching leaves only). Remote leaves are found
   /// among the ghosts of the last collection only. Local, no communication.
   void neighbours(std::size_t i, LeafNeighbours& out, Contact contact = Contact::stencil) const {
-    IRREGULAR_ASSERT(i < leaves_.size());
-    ghosts_.template neighbours<S>(leaves_, leaves_.cell(i), options_.periodic, contact, out);
+    IRREGULAR_ASSERT(i < core_.leaves_.size());
+    core_.ghosts_.template neighbours<S>(core_.leaves_, core_.leaves_.cell(i), core_.options_.periodic, contact, out);
   }
 
   /// What the last build / move_elements / rebalance moved, summed over all ranks (replicated).
-  [[nodiscard]] const mpi::MigrationCounters& last_migration() const noexcept { return migration_global_; }
+  [[nodiscard]] const mpi::MigrationCounters& last_migration() const noexcept { return core_.migration_global_; }
 
   /// This rank's phase timings of the last build() or remapping rebalance().
-  [[nodiscard]] const BuildProfile& last_profile() const noexcept { return profile_; }
+  [[nodiscard]] const BuildProfile& last_profile() const noexcept { return core_.profile_; }
 
   /// Times the work on a local leaf (load::Measured): the seconds join the leaf's load.
-  [[nodiscard]] ScopedTimer time_leaf(std::size_t i) {
-    static_assert(detail::MeasuredMetric<Metric>, "irregular::IrregularDomain::time_leaf needs load::Measured");
-    IRREGULAR_ASSERT(i < leaves_.size());
-    return ScopedTimer(loads_.seconds_of(i));
-  }
+  [[nodiscard]] ScopedTimer time_leaf(std::size_t i) { return core_.time_leaf(i); }
 
   // ---- collective summaries -----------------------------------------------------------------
 
   /// Every rank's load, the average and the unbalance. Collective over comm.
   [[nodiscard]] LoadReport load_report() {
-    loads_.agree_unit(comm_.get(), leaves_);
-    return gather_load_report(comm_.get(), loads_.total());  // loads summed in leaf order by LeafLoads
+    core_.loads_.agree_unit(core_.comm_.get(), core_.leaves_);
+    return gather_load_report(core_.comm_.get(), core_.loads_.total());  // loads summed in leaf order by LeafLoads
   }
   /// Number of elements over all ranks, inserted-but-not-built ones included. Collective over comm.
   [[nodiscard]] std::uint64_t global_element_count() const {
-    std::uint64_t n = store_.elements.size() + store_.pending.size(), total = 0;
-    boost::mpi::all_reduce(comm_.get(), n, total, std::plus<std::uint64_t>());
+    std::uint64_t n = core_.store_.elements.size() + core_.store_.pending.size(), total = 0;
+    boost::mpi::all_reduce(core_.comm_.get(), n, total, std::plus<std::uint64_t>());
     return total;
   }
   /// Number of leaves over all ranks. Collective over comm.
   [[nodiscard]] std::uint64_t global_leaf_count() const {
-    std::uint64_t n = leaves_.size(), total = 0;
-    boost::mpi::all_reduce(comm_.get(), n, total, std::plus<std::uint64_t>());
+    std::uint64_t n = core_.leaves_.size(), total = 0;
+    boost::mpi::all_reduce(core_.comm_.get(), n, total, std::plus<std::uint64_t>());
     return total;
   }
 
  private:
-  using Base = detail::DomainRemap<Element, C, Metric, P>;
-  // The state and the remap pipeline live in the (dependent) bases: their names, as members.
-  using typename Base::clock;
-  using Base::comm_, Base::store_, Base::condition_, Base::options_, Base::map_, Base::leaves_, Base::loads_,
-      Base::migration_, Base::migration_global_, Base::profile_, Base::max_leaves_, Base::generation_,
-      Base::migration_seconds_, Base::migration_bytes_, Base::ghosts_, Base::tag_sort, Base::tag_move,
-      Base::tag_ghost, Base::lap, Base::initial_map, Base::construct, Base::finish_counters, Base::repartition,
-      Base::remap_to, Base::shift_neighbours, Base::settle_on, Base::estimate_loads, Base::snapshot,
-      Base::snapshot_taking_elements, Base::transaction, Base::guarded;
+  using Core = detail::DomainCore<ElementStore<Element, C>, C, Metric, P>;
+  using clock = typename Core::clock;
+
+  /// The leaves of the tree under `map` (the condition is user code, the budget may run out).
+  template <OwnershipMap M>
+  void construct(const M& map) {
+    core_.guarded([&] {
+      core_.leaves_ = construct_leaves(core_.comm_.get(), map, std::span<const index_type>(core_.store_.keys),
+                                       condition_, core_.max_leaves_);
+    });
+  }
+  /// A snapshot that takes the elements instead of copying them (the caller replaces them).
+  typename Core::Saved snapshot_taking_elements() {
+    auto& st = core_.store_;
+    ElementStore<Element, C> kept(st.box());
+    kept.elements = std::move(st.elements);
+    kept.keys = st.keys;
+    kept.pending = st.pending;
+    kept.offsets = st.offsets;
+    return {std::move(kept), core_.map_, core_.leaves_, core_.loads_, core_.generation_};
+  }
 
   void reject_invalid(std::span<const Element> elements, const char* who) const {
-    if (auto bad = store_.first_invalid(elements, who, comm_.rank())) throw out_of_domain(*bad);
+    if (auto bad = core_.store_.first_invalid(elements, who, core_.comm_.rank())) throw out_of_domain(*bad);
   }
 
-  typename GhostStore<C, Element>::template Tree<map_type> tree(const char* who) const {
-    return {comm_.get(), leaves_, map_, options_.periodic, generation_, tag_ghost, who};
-  }
-  LeafPayload<Element> payload() const {
-    return {std::span<const Element>(store_.elements), std::span<const std::size_t>(store_.offsets)};
-  }
+
+  Core core_;
+  condition_type condition_;
 };
 
 }  // namespace irregular

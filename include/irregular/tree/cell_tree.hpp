@@ -8,6 +8,7 @@
 #include <irregular/core/error.hpp>
 #include <irregular/core/index.hpp>
 #include <irregular/tree/balance.hpp>
+#include <irregular/tree/detail/adapt.hpp>
 #include <irregular/tree/detail/curve_math.hpp>
 #include <irregular/tree/detail/linear_tree.hpp>
 #include <irregular/tree/stencil.hpp>
@@ -24,15 +25,6 @@
 #include <vector>
 
 namespace irregular {
-
-/// What adapt() should do with a leaf.
-enum class Mark : std::int8_t { keep = 0, refine = 1, coarsen = -1 };
-
-/// What adapt() did: leaves split into children, and sibling families merged into their parent.
-struct AdaptStats {
-  std::size_t refined = 0;
-  std::size_t coarsened = 0;
-};
 
 /// Linear H-Tree with one `Data` per leaf (structure-of-arrays: starts, levels, data), kept in
 /// curve order through every adaptation.
@@ -160,7 +152,8 @@ class CellTree {
   /// refine_fn(const Data& parent, const Cell<D>& child); merges every complete sibling family
   /// whose members are all marked coarsen into the parent, with data
   /// coarsen_fn(std::span<const Data> children) (children in curve order). Coarsen marks on
-  /// incomplete families (a sibling refined further, or not marked) are ignored.
+  /// incomplete families (a sibling refined further, or not marked) are ignored
+  /// (tree/detail/adapt.hpp, the kernel CellDomain::adapt shares).
   /// Throws invalid_argument (tree unchanged) if marks.size() != size() or a leaf at max_level is
   /// marked refine. If a callback throws, the tree is unchanged too.
   template <class Refine, class Coarsen>
@@ -174,57 +167,17 @@ class CellTree {
     if (marks.size() != size())
       throw invalid_argument("irregular::CellTree::adapt: " + std::to_string(marks.size()) +
                              " marks for " + std::to_string(size()) + " leaves");
-    for (std::size_t i = 0; i < size(); ++i)
-      if (marks[i] == Mark::refine && levels_[i] >= C::max_level)
-        throw invalid_argument("irregular::CellTree::adapt: leaf " + std::to_string(i) +
-                               " is at the curve's max_level " + std::to_string(C::max_level) +
-                               " and cannot be refined");
-    constexpr int nc = detail::children_of<C>;
-    AdaptStats st;
     std::vector<index_type> ns;
     std::vector<std::uint8_t> nl;
-    // Phase 1 (may throw in callbacks, touches no member): new leaves; `src` says where each
-    // new leaf's data comes from: >= 0 an old leaf (moved), < 0 -(k+1) into `fresh`.
-    std::vector<std::ptrdiff_t> src;
-    std::vector<Data> fresh;
+    std::vector<Data> nd;
     ns.reserve(size());
     nl.reserve(size());
-    src.reserve(size());
-    const std::size_t n = size();
-    for (std::size_t i = 0; i < n;) {
-      const int lv = levels_[i];
-      if (marks[i] == Mark::coarsen && lv > 0 && family_at(i, marks)) {
-        ns.push_back(starts_[i]);
-        nl.push_back(static_cast<std::uint8_t>(lv - 1));
-        fresh.push_back(coarsen_fn(std::span<const Data>(data_.data() + i, nc)));
-        src.push_back(-static_cast<std::ptrdiff_t>(fresh.size()));
-        ++st.coarsened;
-        i += nc;
-        continue;
-      }
-      if (marks[i] == Mark::refine) {
-        const index_type cs = detail::span_at<C>(lv + 1);
-        for (int k = 0; k < nc; ++k) {
-          const index_type s = starts_[i] + static_cast<index_type>(k) * cs;
-          ns.push_back(s);
-          nl.push_back(static_cast<std::uint8_t>(lv + 1));
-          fresh.push_back(refine_fn(std::as_const(data_[i]), detail::cell_at<C>(s, lv + 1)));
-          src.push_back(-static_cast<std::ptrdiff_t>(fresh.size()));
-        }
-        ++st.refined;
-      } else {
-        ns.push_back(starts_[i]);
-        nl.push_back(static_cast<std::uint8_t>(lv));
-        src.push_back(static_cast<std::ptrdiff_t>(i));
-      }
-      ++i;
-    }
-    // Phase 2: assemble by moving.
-    std::vector<Data> nd;
-    nd.reserve(ns.size());
-    for (const auto s : src)
-      nd.push_back(s >= 0 ? std::move(data_[static_cast<std::size_t>(s)])
-                          : std::move(fresh[static_cast<std::size_t>(-s - 1)]));
+    detail::AdaptSources<Data> sources;
+    const auto st = detail::adapt_leaves<C>(
+        std::span<const index_type>(starts_), std::span<const std::uint8_t>(levels_), std::span<const Data>(data_),
+        marks, refine_fn, coarsen_fn, ns, nl, nd, sources,
+        [](std::size_t i) { return "irregular::CellTree::adapt: leaf " + std::to_string(i); }, [](std::size_t) {});
+    detail::assemble_adapted(std::span<Data>(data_), sources, nd);
     starts_ = std::move(ns);
     levels_ = std::move(nl);
     data_ = std::move(nd);
@@ -335,16 +288,6 @@ class CellTree {
 
  private:
   explicit CellTree(int /*empty*/) {}
-
-  // Leaves [i, i + nc) are the complete children of one parent, all marked coarsen.
-  bool family_at(std::size_t i, std::span<const Mark> marks) const noexcept {
-    constexpr std::size_t nc = static_cast<std::size_t>(detail::children_of<C>);
-    const int lv = levels_[i];
-    if (starts_[i] % detail::span_at<C>(lv - 1) != 0 || i + nc > size()) return false;
-    for (std::size_t k = i; k < i + nc; ++k)
-      if (levels_[k] != lv || marks[k] != Mark::coarsen) return false;
-    return true;
-  }
 
   struct RefineWork {
     std::vector<index_type> starts;

@@ -4,9 +4,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <irregular/cell_domain.hpp>
 #include <irregular/domain.hpp>
 #include <irregular/tree/htree.hpp>
 
+#include <boost/archive/binary_oarchive.hpp>
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
 
@@ -16,6 +18,8 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <sstream>
+#include <type_traits>
 #include <span>
 #include <string>
 #include <vector>
@@ -199,6 +203,96 @@ void require_tree_and_leaf_owners(const Domain& d, const std::vector<P>& where, 
     // Ownership needs no communication: every rank computes where each leaf lives.
     REQUIRE(d.ownership().leaf_owner(seq.cell(i)) == g.owner[order[i]]);
   }
+}
+
+// Order-independent checksum of a rank's values: elements by id and position, cell data by
+// their bytes (trivially copyable) or by value_hash(datum) found by ADL.
+template <class Domain>
+std::array<std::uint64_t, 3> local_checksum(const Domain& d) {
+  if constexpr (requires { d.local_elements(); }) {
+    return checksum<typename Domain::element_type>(d.local_elements());
+  } else {
+    std::array<std::uint64_t, 3> s{0, 0, 0};
+    std::uint64_t k = 0;
+    for (const auto& x : d.local_data()) {
+      std::uint64_t h = 0xCBF29CE484222325ull ^ (k++ * 0x9E3779B97F4A7C15ull);
+      if constexpr (std::is_trivially_copyable_v<std::decay_t<decltype(x)>>) {
+        const auto* b = reinterpret_cast<const unsigned char*>(&x);
+        for (std::size_t i = 0; i < sizeof x; ++i) h = (h ^ b[i]) * 0x100000001B3ull;
+      } else {
+        h ^= value_hash(x) * 0x100000001B3ull;
+      }
+      s[0] += 1;
+      s[1] += h;
+      s[2] ^= h * 0xD6E8FEB86659FD93ull;
+    }
+    return s;
+  }
+}
+
+// Everything a failed call must leave as it was, as one comparable value on every rank: each
+// rank's values, every leaf (start, level, count) in rank order, and the ownership map.
+struct Signature {
+  std::vector<std::uint64_t> values;  // each rank's local checksum, in rank order
+  std::vector<std::uint64_t> leaves;  // start, level, count of every leaf, in rank order
+  std::string map;                    // the serialized ownership map
+  int rank = 0;                       // the rank's number in the domain's communicator
+  bool operator==(const Signature&) const = default;
+};
+template <class Domain>
+Signature signature(const Domain& d) {
+  Signature s;
+  const auto mine_sum = local_checksum(d);
+  std::vector<std::array<std::uint64_t, 3>> sums;
+  mpi::all_gather(d.comm(), mine_sum, sums);
+  for (const auto& a : sums) s.values.insert(s.values.end(), a.begin(), a.end());
+  std::vector<std::uint64_t> mine;
+  const auto& t = d.local_tree();
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    mine.push_back(static_cast<std::uint64_t>(t.starts()[i]));
+    mine.push_back(t.levels()[i]);
+    mine.push_back(t.counts()[i]);
+  }
+  std::vector<std::vector<std::uint64_t>> all;
+  mpi::all_gather(d.comm(), mine, all);
+  for (const auto& v : all) s.leaves.insert(s.leaves.end(), v.begin(), v.end());
+  std::ostringstream os;
+  {
+    boost::archive::binary_oarchive oa(os);
+    oa << d.ownership();
+  }
+  s.map = os.str();
+  s.rank = d.comm().rank();
+  return s;
+}
+
+// Runs `call` on every rank; requires that every rank threw collective_error with the same
+// message and failing rank `bad` (and a message containing `needle`), and that the domain's
+// signature did not change.
+template <class Domain, class Call>
+void require_agreed_failure(Domain& d, int bad, const std::string& needle, Call&& call) {
+  const auto before = signature(d);
+  std::string message;
+  int failing = -2;
+  bool other = false;
+  try {
+    call();
+  } catch (const irr::collective_error& e) {
+    message = e.what();
+    failing = e.failing_rank();
+  } catch (...) {
+    other = true;
+  }
+  int other_any = 0;
+  mpi::all_reduce(d.comm(), static_cast<int>(other), other_any, std::plus<int>());
+  REQUIRE(other_any == 0);
+  CAPTURE(message);
+  REQUIRE(failing == bad);
+  REQUIRE(message.find(needle) != std::string::npos);
+  std::string root = message;
+  mpi::broadcast(d.comm(), root, 0);
+  REQUIRE(root == message);
+  REQUIRE(signature(d) == before);
 }
 
 }  // namespace domain_support

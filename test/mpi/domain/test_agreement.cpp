@@ -10,7 +10,6 @@
 #include <irregular/mpi/detail/index_wire.hpp>
 #include <irregular/domain.hpp>
 
-#include <boost/archive/binary_oarchive.hpp>
 #include <boost/mpi/collectives.hpp>
 
 #include <chrono>
@@ -28,65 +27,6 @@ namespace {
 
 using Curve = irr::curve::Hilbert<2>;
 const irr::Box<2> unit{{0, 0}, {1, 1}};
-
-// Everything a failed call must leave as it was, as one comparable value on every rank.
-struct Signature {
-  std::array<std::uint64_t, 3> elements;
-  std::vector<std::uint64_t> leaves;  // start, level, count of every leaf, in rank order
-  std::string map;                    // the serialized ownership map
-  bool operator==(const Signature&) const = default;
-};
-template <class Domain>
-Signature signature(const Domain& d) {
-  Signature s;
-  s.elements = global_checksum(d.comm(), checksum<typename Domain::element_type>(d.local_elements()));
-  std::vector<std::uint64_t> mine;
-  const auto& t = d.local_tree();
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    mine.push_back(static_cast<std::uint64_t>(t.starts()[i]));
-    mine.push_back(t.levels()[i]);
-    mine.push_back(t.counts()[i]);
-  }
-  std::vector<std::vector<std::uint64_t>> all;
-  mpi::all_gather(d.comm(), mine, all);
-  for (const auto& v : all) s.leaves.insert(s.leaves.end(), v.begin(), v.end());
-  std::ostringstream os;
-  {
-    boost::archive::binary_oarchive oa(os);
-    oa << d.ownership();
-  }
-  s.map = os.str();
-  return s;
-}
-
-// Runs `call` on every rank; requires that every rank threw collective_error with the same
-// message and failing rank `bad` (and a message containing `needle`), and that the domain's
-// signature did not change.
-template <class Domain, class Call>
-void require_agreed_failure(Domain& d, int bad, const std::string& needle, Call&& call) {
-  const auto before = signature(d);
-  std::string message;
-  int failing = -2;
-  bool other = false;
-  try {
-    call();
-  } catch (const irr::collective_error& e) {
-    message = e.what();
-    failing = e.failing_rank();
-  } catch (...) {
-    other = true;
-  }
-  int other_any = 0;
-  mpi::all_reduce(d.comm(), static_cast<int>(other), other_any, std::plus<int>());
-  REQUIRE(other_any == 0);
-  CAPTURE(message);
-  REQUIRE(failing == bad);
-  REQUIRE(message.find(needle) != std::string::npos);
-  std::string root = message;
-  mpi::broadcast(d.comm(), root, 0);
-  REQUIRE(root == message);
-  REQUIRE(signature(d) == before);
-}
 
 template <class Domain>
 void fill(Domain& d, std::size_t n = 600) {

@@ -9,7 +9,13 @@
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/detail/headroom.hpp>
 #include <irregular/core/element_traits.hpp>
+#include <irregular/distributed/ghost/store.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
+#include <irregular/distributed/maps/ownership_map.hpp>
+#include <irregular/distributed/remap/remap.hpp>
+#include <irregular/mpi/counters.hpp>
+
+#include <boost/mpi/communicator.hpp>
 
 #include <array>
 #include <cmath>
@@ -27,7 +33,10 @@ template <class Element, SpaceFillingCurve C>
 class ElementStore {
  public:
   static constexpr int dim = C::dim;
+  static constexpr bool per_leaf = false;
+  using value_type = Element;
   using index_type = typename C::index_type;
+  static constexpr std::size_t item_bytes = sizeof(Element) + sizeof(index_type);
 
   explicit ElementStore(const Box<dim>& box) : box_(box) {}
 
@@ -98,6 +107,28 @@ class ElementStore {
   }
   [[nodiscard]] std::span<const Element> of_leaf(std::size_t i) const noexcept {
     return std::span<const Element>(elements).subspan(offsets[i], offsets[i + 1] - offsets[i]);
+  }
+
+  [[nodiscard]] std::size_t size() const noexcept { return elements.size(); }
+  /// The curve keys of what travels: the elements' keys.
+  [[nodiscard]] std::span<const index_type> keys_of(const LocalLeaves<C>&) const noexcept { return keys; }
+  [[nodiscard]] LeafPayload<Element> payload() const {
+    return {std::span<const Element>(elements), std::span<const std::size_t>(offsets)};
+  }
+
+  /// Leaves (with `payload`, one value each) and elements go to the holders `map` names; returns
+  /// the settled map. `runs_current`: the leaf runs match the leaves now, so the remap keeps them
+  /// up to date instead of indexing anew. Collective over comm.
+  template <OwnershipMap M>
+  M move(const boost::mpi::communicator& comm, const M& map, LocalLeaves<C>& leaves, std::vector<double>& payload,
+         int tag, mpi::MigrationCounters& sent, bool runs_current, ShiftLayout* layout) {
+    M settled = settle_on_map(comm, map, leaves, payload, elements, keys, key_fn(), tag, sent,
+                              runs_current ? &offsets : nullptr, layout);
+    if (!runs_current) {
+      leaves.reserve_headroom();
+      index_leaves(leaves);
+    }
+    return settled;
   }
 
   // Remaps splice these in place (core/detail/splice_vector.hpp; elements that are not
