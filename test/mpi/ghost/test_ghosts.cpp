@@ -3,7 +3,7 @@
 // keep what is remote), fault prevention a superset whose reported surplus is the difference;
 // contact and level restrictions; values, exchange and accumulate; Jacobi sweeps bitwise equal to
 // the sequential computation at every rank count and with every strategy; stale and failing calls.
-#include "../domain/domain_support.hpp"
+#include "domain_support.hpp"
 
 #include <irregular/curve/hilbert.hpp>
 #include <irregular/curve/morton.hpp>

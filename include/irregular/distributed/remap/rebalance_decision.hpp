@@ -18,7 +18,7 @@
 
 namespace irregular {
 
-/// How a remap moves the data (baiardi-2001 §3; IrregularDomain only, see distributed/neighbour_shift.hpp).
+/// How a remap moves the data (baiardi-2001 §3; see distributed/remap/neighbour_shift.hpp).
 enum class RemapStrategy {
   direct,          ///< the new cuts at once, each leaf straight to its new holder
   neighbour_shift  ///< rounds of prefix/suffix shifts between ranks adjacent in the chain order
@@ -32,8 +32,7 @@ enum class ChainArrangement {
   overlap_matching      ///< Zoltan-style renumbering by overlap matching (a baseline)
 };
 
-/// Options of one rebalance() call. The element domain honours them all; the cell-data domain
-/// reads `threshold` only.
+/// Options of one rebalance() call; both domains honour them all (distributed/domain/core.hpp).
 struct RebalanceOptions {
   /// Remap only when max_unbalance, the largest |load_r - average| / average over the ranks,
   /// exceeds this (baiardi-2001 §3's user-defined threshold T, relative to the average load;

@@ -6,7 +6,7 @@
 // bad input on exactly one rank fails every rank alike with the mapping unchanged.
 #include <catch2/catch.hpp>
 
-#include "../domain/domain_support.hpp"
+#include "domain_support.hpp"
 
 #include <irregular/curve/hilbert.hpp>
 #include <irregular/distributed/partitioners/capacity_cut.hpp>

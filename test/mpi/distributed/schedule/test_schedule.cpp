@@ -1,9 +1,9 @@
 // Inspector/executor under MPI (kaddoura-ranka-1995 §3.2–3.3, §5): translation, the three schedule
 // generators against each other and brute force, message counts, gather/scatter against sequential
 // values, the Figure 8 loop bitwise, and bad input agreed on every rank.
-#include "../../../bench/detail/pmpi_counters.hpp"  // counts the point-to-point messages
-#include "../../../examples/meshloop/figure8.hpp"
-#include "../../../examples/meshloop/gmsh_mesh.hpp"
+#include "../../../../bench/detail/pmpi_counters.hpp"  // counts the point-to-point messages
+#include "../../../../examples/meshloop/figure8.hpp"
+#include "../../../../examples/meshloop/gmsh_mesh.hpp"
 
 #include <irregular/distributed/schedule/block_layout.hpp>
 #include <irregular/distributed/schedule/inspector.hpp>

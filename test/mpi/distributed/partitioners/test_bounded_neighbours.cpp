@@ -2,7 +2,7 @@
 // build, moves and rebalance, owners consistent, the NS bound held (exact count on the cuts,
 // and the map's own neighbour_ranks under the 8-neighbour stencil), the distributed protocol's
 // cuts equal to the sequential paper cuts, and one rank's bad input failing every rank alike.
-#include "../domain/domain_support.hpp"
+#include "domain_support.hpp"
 
 #include <irregular/curve/hilbert.hpp>
 #include <irregular/curve/morton.hpp>
