@@ -11,7 +11,7 @@
 // IRREGULAR_FUZZ_SEQUENCES (number of sequences), IRREGULAR_FUZZ_VERBOSE (rank 0 prints every
 // sequence's seed and operations as it runs). To replay one failing sequence:
 //   IRREGULAR_FUZZ_SEED=<printed seed> IRREGULAR_FUZZ_SEQUENCES=1 mpiexec -n <p> mpi_fuzz_domain
-#include "../domain/domain_support.hpp"
+#include "domain_support.hpp"
 
 #include <irregular/curve/hilbert.hpp>
 #include <irregular/curve/morton.hpp>
