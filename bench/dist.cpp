@@ -5,7 +5,7 @@
 // references of the sort phase). Run under `mpiexec -n 2`.
 // Usage: mpiexec -n 2 bench_dist [--quick | --sort | --local-sort] [--csv]
 //   --sort: only 10^7 2D points on the Morton curve, 5 timed repeats (the sort-phase study).
-//   --local-sort: only the local sort by key (detail::sort_by_key) of 10^6 24-byte elements on
+//   --local-sort: only the local sort by key (sort_by_key, tree/sort.hpp) of 10^6 24-byte elements on
 //   rank 0: uniform 62-bit keys, 20-bit keys (many repeats), and particles drifted by one step
 //   after a sort (Hilbert 2D), the shape move_elements sorts.
 #include <irregular/irregular.hpp>
@@ -271,7 +271,7 @@ void print(const std::vector<Row>& rows) {
 }
 
 // The local sort alone (what the sort phase, migrate() and move_elements call): median ms of
-// detail::sort_by_key over `reps` copies of one input; each result is checked sorted, stable,
+// sort_by_key over `reps` copies of one input; each result is checked sorted, stable,
 // and every element still with its key.
 struct Particle2 {
   std::array<double, 2> x;
@@ -308,7 +308,7 @@ void local_sort_study(std::size_t n, int reps) {
     in[2].el.push_back(q);
     in[2].keys.push_back(key(q));
   }
-  irr::detail::sort_by_key(in[2].el, in[2].keys);  // sorted as a domain holds them, then one step
+  irr::sort_by_key(in[2].el, in[2].keys);  // sorted as a domain holds them, then one step
   for (std::size_t i = 0; i < n; ++i) {
     Particle2& q = in[2].el[i];
     for (double& c : q.x) c = std::clamp(c + 0.004 * (u(rng) - 0.5), 0.0, 1.0);
@@ -323,7 +323,7 @@ void local_sort_study(std::size_t n, int reps) {
       auto el = input.el;
       auto keys = input.keys;
       const double t0 = now_s();
-      irr::detail::sort_by_key(el, keys);
+      irr::sort_by_key(el, keys);
       t.push_back(now_s() - t0);
       for (std::size_t i = 0; i < n; ++i)
         if (keys[i] != input.keys[el[i].id] ||

@@ -332,8 +332,7 @@ class IrregularDomain {
     auto saved = core_.store_.elements;  // f is user code and may change elements
     std::optional<std::string> failure;
     LeafNeighbours nb;
-    const auto& stats = core_.ghosts_.template sweep<S>(core_.tree("irregular::IrregularDomain::sweep"), opt, core_.payload(),
-                                                  [&](std::size_t i) {
+    const auto run = [&](std::size_t i) {
       if (failure) return;
       try {
         neighbours(i, nb, opt.contact);
@@ -343,14 +342,16 @@ class IrregularDomain {
       } catch (...) {
         failure = "irregular::IrregularDomain::sweep: unknown exception on rank " + std::to_string(core_.comm_.rank());
       }
-    });
-    try {
+    };
+    try {  // a failure of the exchange (a serialize that throws) or of f: the elements as they were
+      const auto& stats =
+          core_.ghosts_.template sweep<S>(core_.tree("irregular::IrregularDomain::sweep"), opt, core_.payload(), run);
       mpi::agree_on(core_.comm_.get(), failure);
+      return stats;
     } catch (const collective_error&) {
       core_.store_.elements = std::move(saved);
       throw;
     }
-    return stats;
   }
 
   /// The ghost leaves of the last collection (sorted by start; ids index ghost()).

@@ -9,6 +9,7 @@
 #include <irregular/core/error.hpp>
 #include <irregular/core/index.hpp>
 #include <irregular/curve/interval.hpp>
+#include <irregular/distributed/ghost/detail/serialized_values.hpp>
 #include <irregular/mpi/transport.hpp>
 #include <irregular/tree/detail/curve_math.hpp>
 
@@ -210,36 +211,37 @@ class GhostLayer {
   /// every ghost: local leaf i's values are local[local_offsets[i] .. local_offsets[i+1]), ghost
   /// g's land in ghost[ghost_offsets[g] ..). One message per partner, receives straight into
   /// place when an owner's ghosts are consecutive (contiguous maps). Raw types travel as bytes,
-  /// others serialized. Returns what this rank sent. Collective over comm (among partners).
+  /// others serialized. Returns what this rank sent. Raw types: collective over comm among
+  /// partners. Serialized types: collective over all of comm, which agrees (one allreduce) on a
+  /// serialize() that threw while saving or loading: every rank then throws the same
+  /// irregular::collective_error naming `who`, and no ghost value has changed.
   template <class T>
   GhostPhase exchange(const boost::mpi::communicator& comm, int tag, std::span<const T> local,
                       std::span<const std::size_t> local_offsets, std::span<T> ghost,
-                      std::span<const std::size_t> ghost_offsets) const {
+                      std::span<const std::size_t> ghost_offsets,
+                      const char* who = "irregular::GhostLayer::exchange") const {
     return transfer<T>(comm, tag, Direction::forward, local, local_offsets, ghost, ghost_offsets,
-                       [](T&, const T&) {});
+                       [](T&, const T&) {}, who);
   }
 
   /// The reverse: each ghost's values go back to its owner, which combines them into its own
   /// with op(mine, contribution), partners in rank order, values in schedule order (so the
-  /// result does not depend on arrival order). Collective over comm (among partners).
+  /// result does not depend on arrival order). Raw types: collective over comm among partners,
+  /// and a throwing op leaves the error to the caller. Serialized types: collective over all of
+  /// comm, which agrees on a serialize() or an op that threw on any rank (every rank throws the
+  /// same irregular::collective_error; the caller restores what op changed).
   template <class T, class Op>
   GhostPhase accumulate(const boost::mpi::communicator& comm, int tag, std::span<T> local,
                         std::span<const std::size_t> local_offsets, std::span<const T> ghost,
-                        std::span<const std::size_t> ghost_offsets, Op&& op) const {
+                        std::span<const std::size_t> ghost_offsets, Op&& op,
+                        const char* who = "irregular::GhostLayer::accumulate") const {
     return transfer<T>(comm, tag, Direction::reverse, std::span<const T>(ghost), ghost_offsets, local, local_offsets,
-                       op);
+                       op, who);
   }
 
  private:
   enum class Direction { forward, reverse };
 
-  // Values of a list of leaves packed one after another.
-  template <class T>
-  static void pack(std::span<const std::size_t> ids, std::span<const T> values, std::span<const std::size_t> offsets,
-                   std::vector<T>& out) {
-    for (std::size_t id : ids) out.insert(out.end(), values.begin() + static_cast<std::ptrdiff_t>(offsets[id]),
-                                          values.begin() + static_cast<std::ptrdiff_t>(offsets[id + 1]));
-  }
   // Values of a list of leaves: O(1) for a consecutive run (most partners under segment maps).
   static std::size_t volume(std::span<const std::size_t> ids, std::span<const std::size_t> offsets, bool run) {
     if (ids.empty()) return 0;
@@ -262,7 +264,8 @@ class GhostLayer {
   template <class T, class Combine>
   GhostPhase transfer(const boost::mpi::communicator& comm, int tag, Direction dir, std::span<const T> from,
                       std::span<const std::size_t> from_offsets, std::span<T> to,
-                      std::span<const std::size_t> to_offsets, Combine&& combine) const {
+                      std::span<const std::size_t> to_offsets, Combine&& combine,
+                      [[maybe_unused]] const char* who) const {
     const bool fwd = dir == Direction::forward;
     const auto& out_ranks = fwd ? send_ranks_ : recv_ranks_;
     const auto& in_ranks = fwd ? recv_ranks_ : send_ranks_;
@@ -334,40 +337,15 @@ class GhostLayer {
           }
       }
     } else {
-      std::vector<std::vector<T>> staging(in_ranks.size()), outgoing(out_ranks.size());
-      std::vector<boost::mpi::request> requests;
-      for (std::size_t k = 0; k < in_ranks.size(); ++k)
-        if (volume(in_ids(k), to_offsets) > 0) requests.push_back(comm.irecv(in_ranks[k], tag, staging[k]));
-      for (std::size_t k = 0; k < out_ranks.size(); ++k) {
-        pack<T>(out_ids(k), from, from_offsets, outgoing[k]);
-        if (outgoing[k].empty()) continue;
-        requests.push_back(comm.isend(out_ranks[k], tag, outgoing[k]));
-        sent.messages += 1;
-      }
-      boost::mpi::wait_all(requests.begin(), requests.end());
-      for (std::size_t k = 0; k < in_ranks.size(); ++k)
-        if (staging[k].size() != volume(in_ids(k), to_offsets))
-          throw parse_error("irregular::GhostLayer: rank " + std::to_string(comm.rank()) + " received " +
-                            std::to_string(staging[k].size()) + " values from rank " + std::to_string(in_ranks[k]) +
-                            ", the schedule expects " + std::to_string(volume(in_ids(k), to_offsets)));
-      scatter(in_ranks.size(), in_ids, staging, to, to_offsets, combine, fwd);
+      // serialize() is user code: a throw while saving or loading on one rank must reach every
+      // rank as one agreed error, with no value changed (detail/serialized_values.hpp).
+      const auto t = detail_ghost::transfer_serialized<T>(
+          comm, tag, who, fwd, std::span<const int>(out_ranks), out_ids, from, from_offsets,
+          std::span<const int>(in_ranks), in_ids, to, to_offsets, combine);
+      sent.messages += t.messages;
+      sent.bytes += t.bytes;
     }
     return sent;
-  }
-
-  // Staged values go to their slots: copied (forward) or combined into the owner's (reverse).
-  template <class T, class Ids, class Combine>
-  static void scatter(std::size_t partners, Ids&& in_ids, std::vector<std::vector<T>>& staging, std::span<T> to,
-                      std::span<const std::size_t> to_offsets, Combine& combine, bool fwd) {
-    for (std::size_t k = 0; k < partners; ++k) {
-      if (staging[k].empty()) continue;
-      std::size_t pos = 0;
-      for (std::size_t id : in_ids(k))
-        for (std::size_t j = to_offsets[id]; j < to_offsets[id + 1]; ++j, ++pos) {
-          if (fwd) to[j] = std::move(staging[k][pos]);
-          else combine(to[j], staging[k][pos]);
-        }
-    }
   }
 
   // Scratch of the raw exchange, kept between calls.

@@ -62,13 +62,20 @@ class GhostStore {
 
   /// Collects under stencil S with `strategy` and fills the ghost copies of `local`. Throws
   /// irregular::collective_error on every rank for a tree that is not built or an empty level
-  /// range. Collective over tree.comm.
+  /// range, or when a value's serialize() throws on any rank; then the previous layer and its
+  /// ghost copies stay. Collective over tree.comm.
   template <Stencil S, class G, OwnershipMap M>
   const GhostStats& collect(const Tree<M>& tree, const GhostOptions& opt, const G& strategy, LeafPayload<T> local) {
     check_options(tree, opt);
     const auto raw = raw_payload<G>(local);
-    layer_ = strategy.template collect<S>(input(tree, opt, raw));
-    layer_.stats().values = size_and_fill(tree, local, raw);
+    // The new layer and its values are built aside and replace the old ones only once filled.
+    GhostLayer<C> layer = strategy.template collect<S>(input(tree, opt, raw));
+    std::vector<T> values;
+    std::vector<std::size_t> offsets;
+    layer.stats().values = size_and_fill(tree, layer, local, raw, values, offsets);
+    layer_ = std::move(layer);
+    values_ = std::move(values);
+    offsets_ = std::move(offsets);
     return layer_.stats();
   }
 
@@ -102,21 +109,29 @@ class GhostStore {
     layer_ = ghost::RequestAnswer{}.template collect<S>(input(tree, opt, raw), work);
     while (work()) {
     }
-    layer_.stats().values = size_and_fill(tree, local, raw);
+    try {
+      layer_.stats().values = size_and_fill(tree, layer_, local, raw, values_, offsets_);
+    } catch (const collective_error&) {
+      clear();  // no layer rather than one without its values
+      throw;
+    }
     for (std::size_t i : deferred) run(i);
     return layer_.stats();
   }
 
-  /// Refreshes the ghost copies along the cached schedule. Collective over tree.comm.
+  /// Refreshes the ghost copies along the cached schedule. Throws irregular::collective_error
+  /// on every rank when a value's serialize() throws on any rank; then no ghost copy has
+  /// changed. Collective over tree.comm.
   template <OwnershipMap M>
   GhostPhase exchange(const Tree<M>& tree, LeafPayload<T> local) {
     check_current(tree);
-    return fill(tree, local);
+    return fill(tree, layer_, local, values_, offsets_);
   }
 
   /// Sends the ghost copies back to their owners, combined into `local` with
   /// op(T& mine, const T& contribution). The local values op may change (those of scheduled
-  /// leaves) are restored when it throws on any rank. Collective over tree.comm.
+  /// leaves) are restored when it, or a value's serialize(), throws on any rank; every rank then
+  /// throws the same irregular::collective_error. Collective over tree.comm.
   template <OwnershipMap M, class Op>
   GhostPhase accumulate(const Tree<M>& tree, std::span<T> local, std::span<const std::size_t> local_offsets, Op&& op) {
     check_current(tree);
@@ -128,11 +143,15 @@ class GhostStore {
     };
     for_each_scheduled([&](const T& v) { kept.push_back(v); });
     GhostPhase sent;
+    auto run = [&] {
+      sent = layer_.accumulate(tree.comm, tree.tag + 4, local, local_offsets,
+                               std::span<const T>(values_), std::span<const std::size_t>(offsets_),
+                               op, tree.who);
+    };
     try {
-      mpi::agree(tree.comm, [&] {
-        sent = layer_.accumulate(tree.comm, tree.tag + 4, local, local_offsets, std::span<const T>(values_),
-                                 std::span<const std::size_t>(offsets_), op);
-      });
+      // Serialized values agree inside the transfer, op included; raw ones only move bytes there.
+      if constexpr (mpi::is_raw_transportable<T>) mpi::agree(tree.comm, run);
+      else run();
     } catch (const collective_error&) {
       std::size_t at = 0;
       for_each_scheduled([&](T& v) { v = kept[at++]; });
@@ -210,25 +229,31 @@ class GhostStore {
                                  ": the tree or the map changed since the ghosts were collected; collect again",
                              0);
   }
+  // The ghost copies of `layer` into values and offsets.
   template <OwnershipMap M>
-  GhostPhase size_and_fill(const Tree<M>& tree, LeafPayload<T> local, const std::optional<RawPayload>& raw) {
-    offsets_.assign(layer_.size() + 1, 0);
-    for (std::size_t g = 0; g < layer_.size(); ++g)
-      offsets_[g + 1] = offsets_[g] + (PerLeaf ? 1 : static_cast<std::size_t>(layer_.counts()[g]));
-    values_.assign(offsets_.back(), T{});
-    if (!raw) return fill(tree, local);
-    if (ghost_bytes_.size() != values_.size() * sizeof(T))
-      throw parse_error(std::string(tree.who) + ": rank " + std::to_string(tree.comm.rank()) + " received " +
-                        std::to_string(ghost_bytes_.size()) + " ghost value bytes, the layer holds " +
-                        std::to_string(values_.size() * sizeof(T)));
-    if (!values_.empty()) std::memcpy(static_cast<void*>(values_.data()), ghost_bytes_.data(), ghost_bytes_.size());
+  GhostPhase size_and_fill(const Tree<M>& tree, const GhostLayer<C>& layer, LeafPayload<T> local,
+                           const std::optional<RawPayload>& raw, std::vector<T>& values,
+                           std::vector<std::size_t>& offsets) {
+    offsets.assign(layer.size() + 1, 0);
+    for (std::size_t g = 0; g < layer.size(); ++g)
+      offsets[g + 1] = offsets[g] + (PerLeaf ? 1 : static_cast<std::size_t>(layer.counts()[g]));
+    values.assign(offsets.back(), T{});
+    if (!raw) return fill(tree, layer, local, values, offsets);
+    if (ghost_bytes_.size() != values.size() * sizeof(T))
+      throw parse_error(std::string(tree.who) + ": rank " + std::to_string(tree.comm.rank()) +
+                        " received " + std::to_string(ghost_bytes_.size()) +
+                        " ghost value bytes, the layer holds " +
+                        std::to_string(values.size() * sizeof(T)));
+    if (!values.empty())
+      std::memcpy(static_cast<void*>(values.data()), ghost_bytes_.data(), ghost_bytes_.size());
     ghost_bytes_.clear();
     return {};
   }
   template <OwnershipMap M>
-  GhostPhase fill(const Tree<M>& tree, LeafPayload<T> local) {
-    return layer_.exchange(tree.comm, tree.tag + 3, local.values, local.offsets, std::span<T>(values_),
-                           std::span<const std::size_t>(offsets_));
+  static GhostPhase fill(const Tree<M>& tree, const GhostLayer<C>& layer, LeafPayload<T> local,
+                         std::vector<T>& values, const std::vector<std::size_t>& offsets) {
+    return layer.exchange(tree.comm, tree.tag + 3, local.values, local.offsets,
+                          std::span<T>(values), std::span<const std::size_t>(offsets), tree.who);
   }
 
   GhostLayer<C> layer_;

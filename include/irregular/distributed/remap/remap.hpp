@@ -48,7 +48,7 @@ mpi::MigrationCounters place(const boost::mpi::communicator& comm, const M& map,
   int any = 0;
   boost::mpi::all_reduce(comm, moving, any, boost::mpi::maximum<int>());
   if (!any) {
-    detail::sort_by_key(elements, keys);
+    sort_by_key(elements, keys);
     return {};
   }
   return migrate<typename M::curve_type>(comm, leaf_dest, elem_dest, leaves, payload, elements, keys,

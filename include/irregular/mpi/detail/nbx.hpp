@@ -90,12 +90,64 @@ void with_piece(std::span<const ByteRegion> regions, std::size_t offset, std::si
   BOOST_MPI_CHECK_RESULT(MPI_Type_free, (&type));
 }
 
-/// Posts the bytes [offset, offset + n) of a gathered message as one MPI_Issend.
-inline void issend_piece(MPI_Comm comm, int tag, int dest, std::span<const ByteRegion> regions,
-                         std::size_t offset, std::size_t n, MPI_Request* request) {
-  with_piece(regions, offset, n, [&](void* buffer, int count, MPI_Datatype type) {
-    BOOST_MPI_CHECK_RESULT(MPI_Issend, (buffer, count, type, dest, tag, comm, request));
-  });
+/// Posts every message of `sends` in pieces of at most piece_bytes (a piece of exactly that size
+/// means "more follows"), synchronous or standard mode, and counts them.
+inline void post_messages(MPI_Comm comm, int tag, std::span<const OutgoingGather> sends,
+                          bool synchronous, std::vector<MPI_Request>& requests,
+                          irregular::mpi::ExchangeStats& stats, std::size_t piece_bytes) {
+  for (const OutgoingGather& m : sends) {
+    std::size_t bytes = 0;
+    for (const ByteRegion& r : m.regions) bytes += r.bytes;
+    ++stats.messages_sent;
+    stats.bytes_sent += bytes;
+    std::size_t offset = 0;
+    for (;;) {
+      const std::size_t n = std::min(bytes - offset, piece_bytes);
+      requests.emplace_back();
+      MPI_Request* request = &requests.back();
+      with_piece(m.regions, offset, n, [&](void* buffer, int count, MPI_Datatype type) {
+        if (synchronous) {
+          BOOST_MPI_CHECK_RESULT(MPI_Issend, (buffer, count, type, m.dest, tag, comm, request));
+        } else {
+          BOOST_MPI_CHECK_RESULT(MPI_Isend, (buffer, count, type, m.dest, tag, comm, request));
+        }
+      });
+      offset += n;
+      if (n < piece_bytes) break;
+    }
+  }
+}
+
+/// Receives the message whose first piece `msg` matched (status `first`) into the sink, piece
+/// after piece, and closes it with sink.finish.
+template <class Sink>
+void receive_message(MPI_Comm comm, int tag, MPI_Message msg, const MPI_Status& first, Sink& sink,
+                     irregular::mpi::ExchangeStats& stats, std::size_t piece_bytes) {
+  const int source = first.MPI_SOURCE;
+  MPI_Status status = first;
+  std::size_t total = 0;
+  for (;;) {
+    int n = 0;
+    BOOST_MPI_CHECK_RESULT(MPI_Get_count, (&status, MPI_BYTE, &n));
+    const auto un = static_cast<std::size_t>(n);
+    if constexpr (requires { sink.regions(source, total, un); }) {
+      // A scattering sink: the piece lands in the first un bytes of its regions.
+      auto mrecv = [&](void* buffer, int count, MPI_Datatype type) {
+        BOOST_MPI_CHECK_RESULT(MPI_Mrecv, (buffer, count, type, &msg, MPI_STATUS_IGNORE));
+      };
+      with_piece(sink.regions(source, total, un), 0, un, mrecv);
+    } else {
+      char* dst = sink.reserve(source, total, un);
+      BOOST_MPI_CHECK_RESULT(MPI_Mrecv, (dst, n, MPI_BYTE, &msg, MPI_STATUS_IGNORE));
+    }
+    total += un;
+    if (un != piece_bytes) break;
+    // The rest of this message is already posted by its sender: block for it.
+    BOOST_MPI_CHECK_RESULT(MPI_Mprobe, (source, tag, comm, &msg, &status));
+  }
+  sink.finish(source, total);
+  ++stats.messages_received;
+  stats.bytes_received += total;
 }
 
 }  // namespace detail_nbx
@@ -117,48 +169,14 @@ void nbx_exchange(MPI_Comm comm, int tag, std::span<const OutgoingGather> sends,
   IRREGULAR_ASSERT(piece_bytes > 0 && piece_bytes <= static_cast<std::size_t>(INT32_MAX));
   std::vector<MPI_Request> requests;
   requests.reserve(sends.size());
+#if IRREGULAR_ASSERTS_ON
   for (const OutgoingGather& m : sends) {
     std::size_t bytes = 0;
     for (const ByteRegion& r : m.regions) bytes += r.bytes;
     IRREGULAR_ASSERT(bytes > 0);
-    ++stats.messages_sent;
-    stats.bytes_sent += bytes;
-    std::size_t offset = 0;
-    for (;;) {
-      const std::size_t n = std::min(bytes - offset, piece_bytes);
-      requests.emplace_back();
-      detail_nbx::issend_piece(comm, tag, m.dest, m.regions, offset, n, &requests.back());
-      offset += n;
-      if (n < piece_bytes) break;
-    }
   }
-
-  auto receive = [&](MPI_Message msg, const MPI_Status& first) {
-    const int source = first.MPI_SOURCE;
-    MPI_Status status = first;
-    std::size_t total = 0;
-    for (;;) {
-      int n = 0;
-      BOOST_MPI_CHECK_RESULT(MPI_Get_count, (&status, MPI_BYTE, &n));
-      const auto un = static_cast<std::size_t>(n);
-      if constexpr (requires { sink.regions(source, total, un); }) {
-        // A scattering sink: the piece lands in the first un bytes of its regions.
-        detail_nbx::with_piece(sink.regions(source, total, un), 0, un, [&](void* buffer, int count, MPI_Datatype type) {
-          BOOST_MPI_CHECK_RESULT(MPI_Mrecv, (buffer, count, type, &msg, MPI_STATUS_IGNORE));
-        });
-      } else {
-        char* dst = sink.reserve(source, total, un);
-        BOOST_MPI_CHECK_RESULT(MPI_Mrecv, (dst, n, MPI_BYTE, &msg, MPI_STATUS_IGNORE));
-      }
-      total += un;
-      if (un != piece_bytes) break;
-      // The rest of this message is already posted by its sender: block for it.
-      BOOST_MPI_CHECK_RESULT(MPI_Mprobe, (source, tag, comm, &msg, &status));
-    }
-    sink.finish(source, total);
-    ++stats.messages_received;
-    stats.bytes_received += total;
-  };
+#endif
+  detail_nbx::post_messages(comm, tag, sends, true, requests, stats, piece_bytes);
 
   MPI_Request barrier = MPI_REQUEST_NULL;
   bool in_barrier = false;
@@ -168,7 +186,7 @@ void nbx_exchange(MPI_Comm comm, int tag, std::span<const OutgoingGather> sends,
     MPI_Status status;
     BOOST_MPI_CHECK_RESULT(MPI_Improbe, (MPI_ANY_SOURCE, tag, comm, &arrived, &msg, &status));
     if (arrived) {
-      receive(msg, status);
+      detail_nbx::receive_message(comm, tag, msg, status, sink, stats, piece_bytes);
       continue;
     }
     int done = 0;
@@ -185,6 +203,32 @@ void nbx_exchange(MPI_Comm comm, int tag, std::span<const OutgoingGather> sends,
     }
   }
   BOOST_MPI_CHECK_RESULT(MPI_Barrier, (comm));
+}
+
+/// A round between partners that both ends know (a cached schedule): one message to each entry
+/// of `sends`, which may be empty (zero bytes travel, so every receiver gets exactly one message
+/// from each of its sources whatever the sender had to say), and one from each rank of `sources`,
+/// received in that order. Pieces as in nbx_exchange. Every send is posted (MPI_Isend) before
+/// any blocking receive, so no cycle of partners can deadlock; no collective: ranks that are
+/// nobody's partner take no part. Returns once every own send completed. Sink as nbx_exchange's,
+/// and it must not throw either.
+template <class Sink>
+void partner_exchange(MPI_Comm comm, int tag, std::span<const OutgoingGather> sends,
+                      std::span<const int> sources, Sink& sink,
+                      irregular::mpi::ExchangeStats& stats,
+                      std::size_t piece_bytes = nbx_piece_bytes) {
+  IRREGULAR_ASSERT(piece_bytes > 0 && piece_bytes <= static_cast<std::size_t>(INT32_MAX));
+  std::vector<MPI_Request> requests;
+  requests.reserve(sends.size());
+  detail_nbx::post_messages(comm, tag, sends, false, requests, stats, piece_bytes);
+  for (const int source : sources) {
+    MPI_Message msg;
+    MPI_Status status;
+    BOOST_MPI_CHECK_RESULT(MPI_Mprobe, (source, tag, comm, &msg, &status));
+    detail_nbx::receive_message(comm, tag, msg, status, sink, stats, piece_bytes);
+  }
+  BOOST_MPI_CHECK_RESULT(MPI_Waitall,
+                         (static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
 }
 
 /// A sink that keeps every message whole, in a buffer of its own that nothing zeroes first,

@@ -329,8 +329,8 @@ TEST_CASE("local sort: stable for every path (MSD, pairs, no default constructor
       std::vector<std::pair<std::uint64_t, std::uint64_t>> expect;
       for (std::uint64_t i = 0; i < n; ++i) expect.push_back({ka[i], i});
       std::sort(expect.begin(), expect.end());
-      irr::detail::sort_by_key(a, ka);
-      irr::detail::sort_by_key(b, kb);
+      irr::sort_by_key(a, ka);
+      irr::sort_by_key(b, kb);
       for (std::size_t i = 0; i < n; ++i) {
         REQUIRE(ka[i] == expect[i].first);
         REQUIRE(a[i].key == expect[i].first);
