@@ -11,6 +11,7 @@
 #include <irregular/tree/detail/adapt.hpp>
 #include <irregular/tree/detail/curve_math.hpp>
 #include <irregular/tree/detail/linear_tree.hpp>
+#include <irregular/tree/linear_leaves.hpp>
 #include <irregular/tree/stencil.hpp>
 
 #include <algorithm>
@@ -29,7 +30,9 @@ namespace irregular {
 /// Linear H-Tree with one `Data` per leaf (structure-of-arrays: starts, levels, data), kept in
 /// curve order through every adaptation.
 template <SpaceFillingCurve C, class Data>
-class CellTree {
+class CellTree : public LinearLeaves<C> {
+  using Leaves = LinearLeaves<C>;
+
  public:
   using curve_type = C;
   using index_type = typename C::index_type;
@@ -39,7 +42,7 @@ class CellTree {
   /// One leaf, the root, with a value-initialized Data.
   CellTree()
     requires std::default_initializable<Data>
-      : starts_{index_type{0}}, levels_{0}, data_(1), marks_(1, Mark::keep) {}
+      : Leaves({index_type{0}}, {0}), data_(1), marks_(1, Mark::keep) {}
 
   /// All cells of `level`, in curve order, data = init(cell) (or a copy of a value).
   /// Throws invalid_argument if level is outside [0, max_level].
@@ -51,12 +54,10 @@ class CellTree {
                              " outside [0, max_level = " + std::to_string(C::max_level) + "]");
     const auto n = static_cast<std::size_t>(detail::index_end<C>() / detail::span_at<C>(level));
     CellTree t(0);
-    t.starts_.reserve(n);
-    t.levels_.assign(n, static_cast<std::uint8_t>(level));
+    t.reserve(n);
     t.data_.reserve(n);
     for (std::size_t k = 0; k < n; ++k) {
-      const index_type s = static_cast<index_type>(k) * detail::span_at<C>(level);
-      t.starts_.push_back(s);
+      t.push_back(static_cast<index_type>(k) * detail::span_at<C>(level), level);
       t.data_.push_back(init(C::cell(static_cast<index_type>(k), level)));
     }
     t.marks_.assign(n, Mark::keep);
@@ -74,39 +75,19 @@ class CellTree {
       throw invalid_argument("irregular::CellTree::from_leaves: " + std::to_string(data.size()) +
                              " data for " + std::to_string(starts.size()) + " leaves");
     CellTree t(0);
-    t.starts_ = std::move(starts);
-    t.levels_.assign(levels.begin(), levels.end());
+    t.assign(std::move(starts), std::vector<std::uint8_t>(levels.begin(), levels.end()));
     t.data_ = std::move(data);
-    t.marks_.assign(t.starts_.size(), Mark::keep);
+    t.marks_.assign(t.size(), Mark::keep);
     return t;
   }
 
-  // ---- leaves ------------------------------------------------------------------------------
-  [[nodiscard]] std::size_t size() const noexcept { return starts_.size(); }
-  [[nodiscard]] index_type start(std::size_t leaf) const noexcept {
-    IRREGULAR_ASSERT(leaf < size());
-    return starts_[leaf];
-  }
-  [[nodiscard]] index_type end(std::size_t leaf) const noexcept {
-    IRREGULAR_ASSERT(leaf < size());
-    return starts_[leaf] + detail::span_at<C>(levels_[leaf]);
-  }
-  [[nodiscard]] int level(std::size_t leaf) const noexcept {
-    IRREGULAR_ASSERT(leaf < size());
-    return levels_[leaf];
-  }
-  [[nodiscard]] Cell<dim> cell(std::size_t leaf) const noexcept {
-    IRREGULAR_ASSERT(leaf < size());
-    return detail::cell_at<C>(starts_[leaf], levels_[leaf]);
-  }
-  [[nodiscard]] std::span<const index_type> starts() const noexcept { return starts_; }
-  [[nodiscard]] std::span<const std::uint8_t> levels() const noexcept { return levels_; }
+  // ---- leaves: LinearLeaves (size, start, end, level, interval, cell, starts, levels) -------
   [[nodiscard]] Data& data(std::size_t leaf) noexcept {
-    IRREGULAR_ASSERT(leaf < size());
+    IRREGULAR_ASSERT(leaf < this->size());
     return data_[leaf];
   }
   [[nodiscard]] const Data& data(std::size_t leaf) const noexcept {
-    IRREGULAR_ASSERT(leaf < size());
+    IRREGULAR_ASSERT(leaf < this->size());
     return data_[leaf];
   }
   [[nodiscard]] std::span<Data> data() noexcept { return data_; }
@@ -114,28 +95,28 @@ class CellTree {
 
   [[nodiscard]] std::size_t leaf_containing(index_type finest_index) const noexcept {
     IRREGULAR_ASSERT(finest_index < detail::index_end<C>());
-    return detail::leaf_at<index_type>(starts_, finest_index);
+    return detail::leaf_at<index_type>(this->starts(), finest_index);
   }
   [[nodiscard]] std::size_t leaf_containing(const Cell<dim>& c) const noexcept {
     return leaf_containing(detail::start_of<C>(c));
   }
   [[nodiscard]] std::pair<std::size_t, std::size_t> leaves_overlapping(
       IndexInterval<index_type> iv) const noexcept {
-    return detail::leaves_meeting<index_type>(starts_, iv);
+    return detail::leaves_meeting<index_type>(this->starts(), iv);
   }
   [[nodiscard]] std::optional<std::size_t> find_leaf(const Cell<dim>& c) const noexcept {
     const std::size_t l = leaf_containing(c);
-    if (level(l) == c.level) return l;
+    if (this->level(l) == c.level) return l;
     return std::nullopt;
   }
 
   // ---- marks and adaptation ------------------------------------------------------------------
   void mark(std::size_t leaf, Mark m) noexcept {
-    IRREGULAR_ASSERT(leaf < size());
+    IRREGULAR_ASSERT(leaf < this->size());
     marks_[leaf] = m;
   }
   [[nodiscard]] Mark mark(std::size_t leaf) const noexcept {
-    IRREGULAR_ASSERT(leaf < size());
+    IRREGULAR_ASSERT(leaf < this->size());
     return marks_[leaf];
   }
   [[nodiscard]] std::span<const Mark> marks() const noexcept { return marks_; }
@@ -164,24 +145,23 @@ class CellTree {
     static_assert(std::is_invocable_r_v<Data, Coarsen&, std::span<const Data>>,
                   "irregular::CellTree::adapt: coarsen_fn must be callable as "
                   "coarsen_fn(std::span<const Data> children) -> Data");
-    if (marks.size() != size())
+    if (marks.size() != this->size())
       throw invalid_argument("irregular::CellTree::adapt: " + std::to_string(marks.size()) +
-                             " marks for " + std::to_string(size()) + " leaves");
+                             " marks for " + std::to_string(this->size()) + " leaves");
     std::vector<index_type> ns;
     std::vector<std::uint8_t> nl;
     std::vector<Data> nd;
-    ns.reserve(size());
-    nl.reserve(size());
+    ns.reserve(this->size());
+    nl.reserve(this->size());
     detail::AdaptSources<Data> sources;
     const auto st = detail::adapt_leaves<C>(
-        std::span<const index_type>(starts_), std::span<const std::uint8_t>(levels_), std::span<const Data>(data_),
+        this->starts(), this->levels(), std::span<const Data>(data_),
         marks, refine_fn, coarsen_fn, ns, nl, nd, sources,
         [](std::size_t i) { return "irregular::CellTree::adapt: leaf " + std::to_string(i); }, [](std::size_t) {});
     detail::assemble_adapted(std::span<Data>(data_), sources, nd);
-    starts_ = std::move(ns);
-    levels_ = std::move(nl);
+    this->assign(std::move(ns), std::move(nl));
     data_ = std::move(nd);
-    marks_.assign(starts_.size(), Mark::keep);
+    marks_.assign(this->size(), Mark::keep);
     return st;
   }
 
@@ -208,14 +188,14 @@ class CellTree {
     // Phase 1 (callbacks may throw; members untouched): the new leaves, and data for the new
     // ones only; `split_leaves` lists the old leaves that were split.
     RefineWork w;
-    w.starts.reserve(size());
-    w.levels.reserve(size());
+    w.starts.reserve(this->size());
+    w.levels.reserve(this->size());
     std::vector<std::size_t> split_leaves;
     std::size_t n_split = 0;
-    for (std::size_t i = 0; i < size(); ++i) {
-      const int lv = levels_[i];
+    for (std::size_t i = 0; i < this->size(); ++i) {
+      const int lv = this->level(i);
       if (lv < max_level) {
-        const Cell<C::dim> c = detail::cell_at<C>(starts_[i], lv);
+        const Cell<C::dim> c = detail::cell_at<C>(this->start(i), lv);
         bool yes;
         if constexpr (with_data)
           yes = split(c, std::as_const(data_[i]));
@@ -223,12 +203,12 @@ class CellTree {
           yes = split(c);
         if (yes) {
           split_leaves.push_back(i);
-          n_split += 1 + refine_rec<with_data>(c, state_of(starts_[i], lv), starts_[i],
+          n_split += 1 + refine_rec<with_data>(c, state_of(this->start(i), lv), this->start(i),
                                                 std::as_const(data_[i]), split, max_level, init, w);
           continue;
         }
       }
-      w.starts.push_back(starts_[i]);
+      w.starts.push_back(this->start(i));
       w.levels.push_back(static_cast<std::uint8_t>(lv));
     }
     if (split_leaves.empty()) {
@@ -239,9 +219,9 @@ class CellTree {
     std::vector<Data> nd;
     nd.reserve(w.starts.size());
     std::size_t k = 0, f = 0, j = 0;
-    for (std::size_t i = 0; i < size(); ++i) {
+    for (std::size_t i = 0; i < this->size(); ++i) {
       if (k < split_leaves.size() && split_leaves[k] == i) {
-        const index_type e = end(i);
+        const index_type e = this->end(i);
         for (; j < w.starts.size() && w.starts[j] < e; ++j) nd.push_back(std::move(w.data[f++]));
         ++k;
       } else {
@@ -249,10 +229,9 @@ class CellTree {
         ++j;
       }
     }
-    starts_ = std::move(w.starts);
-    levels_ = std::move(w.levels);
+    this->assign(std::move(w.starts), std::move(w.levels));
     data_ = std::move(nd);
-    marks_.assign(starts_.size(), Mark::keep);
+    marks_.assign(this->size(), Mark::keep);
     return n_split;
   }
 
@@ -264,25 +243,23 @@ class CellTree {
     static_assert(std::is_invocable_r_v<Data, Refine&, const Data&, const Cell<C::dim>&>,
                   "irregular::CellTree::balance: refine_fn must be callable as "
                   "refine_fn(const Data& parent, const Cell<D>& child) -> Data");
-    auto b = balance_leaves<C>(std::span<const index_type>(starts_),
-                               std::span<const std::uint8_t>(levels_), kind, per);
-    if (b.starts.size() == size()) return 0;
+    auto b = balance_leaves<C>(this->starts(), this->levels(), kind, per);
+    if (b.starts.size() == this->size()) return 0;
     std::vector<Data> nd;
     nd.reserve(b.starts.size());
     std::size_t j = 0, split = 0;
-    for (std::size_t i = 0; i < size(); ++i) {
-      if (b.levels[j] == levels_[i]) {
+    for (std::size_t i = 0; i < this->size(); ++i) {
+      if (b.levels[j] == this->level(i)) {
         nd.push_back(data_[i]);
         ++j;
         continue;
       }
       ++split;
-      descend(b, j, starts_[i], levels_[i], data_[i], refine_fn, nd);
+      descend(b, j, this->start(i), this->level(i), data_[i], refine_fn, nd);
     }
-    starts_ = std::move(b.starts);
-    levels_ = std::move(b.levels);
+    this->assign(std::move(b.starts), std::move(b.levels));
     data_ = std::move(nd);
-    marks_.assign(starts_.size(), Mark::keep);
+    marks_.assign(this->size(), Mark::keep);
     return split;
   }
 
@@ -351,8 +328,6 @@ class CellTree {
     }
   }
 
-  std::vector<index_type> starts_;
-  std::vector<std::uint8_t> levels_;
   std::vector<Data> data_;
   std::vector<Mark> marks_;
 };

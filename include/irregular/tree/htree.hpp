@@ -9,6 +9,7 @@
 #include <irregular/core/index.hpp>
 #include <irregular/tree/detail/curve_math.hpp>
 #include <irregular/tree/detail/linear_tree.hpp>
+#include <irregular/tree/linear_leaves.hpp>
 #include <irregular/tree/detail/radix_sort.hpp>
 #include <irregular/tree/refine.hpp>
 
@@ -37,14 +38,16 @@ struct RebuildStats {
 /// attached: leaf i owns elements [element_offset(i), element_offset(i+1)). Optionally, a load
 /// per leaf is kept as prefix sums, so the load of any hnode is one subtraction.
 template <SpaceFillingCurve C>
-class HTree {
+class HTree : public LinearLeaves<C> {
+  using Leaves = LinearLeaves<C>;
+
  public:
   using curve_type = C;
   using index_type = typename C::index_type;
   static constexpr int dim = C::dim;
 
   /// One leaf: the root, with no elements.
-  HTree() : starts_{index_type{0}}, levels_{0}, offsets_{0, 0} {}
+  HTree() : Leaves({index_type{0}}, {0}), offsets_{0, 0} {}
 
   /// Element-located build: `sorted_keys` are the finest curve indices of the elements, sorted
   /// ascending (duplicates allowed). `condition` is a count-form RefineCondition
@@ -77,9 +80,9 @@ class HTree {
   [[nodiscard]] static HTree from_leaves(std::vector<index_type> starts, std::vector<int> levels) {
     detail::validate_tiling<C, int>(starts, levels, "irregular::HTree::from_leaves");
     HTree t(0);
-    t.starts_ = std::move(starts);
-    t.levels_.assign(levels.begin(), levels.end());
-    t.offsets_.assign(t.starts_.size() + 1, 0);
+    const auto n = starts.size();
+    t.assign(std::move(starts), std::vector<std::uint8_t>(levels.begin(), levels.end()));
+    t.offsets_.assign(n + 1, 0);
     return t;
   }
 
@@ -91,19 +94,19 @@ class HTree {
     HTree fresh = build(sorted_keys, std::forward<Cond>(condition));
     RebuildStats st;
     std::size_t i = 0, j = 0;
-    const std::size_t n_old = size(), n_new = fresh.size();
+    const std::size_t n_old = this->size(), n_new = fresh.size();
     while (i < n_old && j < n_new) {
-      IRREGULAR_ASSERT(starts_[i] == fresh.starts_[j]);
-      if (levels_[i] == fresh.levels_[j]) {
+      IRREGULAR_ASSERT(this->start(i) == fresh.start(j));
+      if (this->level(i) == fresh.level(j)) {
         ++i, ++j;
-      } else if (levels_[i] < fresh.levels_[j]) {
+      } else if (this->level(i) < fresh.level(j)) {
         ++st.refined;
-        const index_type e = end(i++);
-        while (j < n_new && fresh.starts_[j] < e) ++j;
+        const index_type e = this->end(i++);
+        while (j < n_new && fresh.start(j) < e) ++j;
       } else {
         ++st.pruned;
         const index_type e = fresh.end(j++);
-        while (i < n_old && starts_[i] < e) ++i;
+        while (i < n_old && this->start(i) < e) ++i;
       }
     }
     *this = std::move(fresh);
@@ -117,47 +120,23 @@ class HTree {
   /// Attaches elements (sorted keys) to the current leaves: recomputes the element offsets.
   void assign_elements(std::span<const index_type> sorted_keys) {
     check_keys(sorted_keys, "irregular::HTree::assign_elements");
-    offsets_.resize(size() + 1);
+    offsets_.resize(this->size() + 1);
     auto it = sorted_keys.begin();
     offsets_[0] = 0;
-    for (std::size_t i = 0; i < size(); ++i) {
-      it = std::lower_bound(it, sorted_keys.end(), end(i));
+    for (std::size_t i = 0; i < this->size(); ++i) {
+      it = std::lower_bound(it, sorted_keys.end(), this->end(i));
       offsets_[i + 1] = static_cast<std::size_t>(it - sorted_keys.begin());
     }
   }
 
-  // ---- leaves -------------------------------------------------------------------------------
-  [[nodiscard]] std::size_t size() const noexcept { return starts_.size(); }
-  [[nodiscard]] index_type start(std::size_t leaf) const noexcept {
-    IRREGULAR_ASSERT(leaf < size());
-    return starts_[leaf];
-  }
-  [[nodiscard]] index_type end(std::size_t leaf) const noexcept {
-    IRREGULAR_ASSERT(leaf < size());
-    return starts_[leaf] + detail::span_at<C>(levels_[leaf]);
-  }
-  [[nodiscard]] IndexInterval<index_type> interval(std::size_t leaf) const noexcept {
-    return {start(leaf), end(leaf)};
-  }
-  [[nodiscard]] int level(std::size_t leaf) const noexcept {
-    IRREGULAR_ASSERT(leaf < size());
-    return levels_[leaf];
-  }
-  /// The leaf's cell, recomputed from start and level through the curve.
-  [[nodiscard]] Cell<dim> cell(std::size_t leaf) const noexcept {
-    IRREGULAR_ASSERT(leaf < size());
-    return detail::cell_at<C>(starts_[leaf], levels_[leaf]);
-  }
-  [[nodiscard]] std::span<const index_type> starts() const noexcept { return starts_; }
-  [[nodiscard]] std::span<const std::uint8_t> levels() const noexcept { return levels_; }
-
+  // ---- leaves: LinearLeaves (size, start, end, level, interval, cell, starts, levels) -------
   // ---- elements -----------------------------------------------------------------------------
   [[nodiscard]] std::size_t element_offset(std::size_t leaf) const noexcept {
-    IRREGULAR_ASSERT(leaf <= size());
+    IRREGULAR_ASSERT(leaf <= this->size());
     return offsets_[leaf];
   }
   [[nodiscard]] std::size_t element_count(std::size_t leaf) const noexcept {
-    IRREGULAR_ASSERT(leaf < size());
+    IRREGULAR_ASSERT(leaf < this->size());
     return offsets_[leaf + 1] - offsets_[leaf];
   }
   /// size() + 1 offsets; the last is the number of elements.
@@ -168,7 +147,7 @@ class HTree {
   /// The leaf whose interval contains the finest index. Precondition: i < index_end.
   [[nodiscard]] std::size_t leaf_containing(index_type finest_index) const noexcept {
     IRREGULAR_ASSERT(finest_index < detail::index_end<C>());
-    return detail::leaf_at<index_type>(starts_, finest_index);
+    return detail::leaf_at<index_type>(this->starts(), finest_index);
   }
   /// The leaf containing the cell's start: the cell's leaf if the cell is a leaf or lies inside
   /// one; the first leaf of its subtree if the tree refines the cell further.
@@ -179,7 +158,7 @@ class HTree {
   /// Leaves meeting the interval: [first, last). An empty interval gives an empty range.
   [[nodiscard]] std::pair<std::size_t, std::size_t> leaves_overlapping(
       IndexInterval<index_type> iv) const noexcept {
-    return detail::leaves_meeting<index_type>(starts_, iv);
+    return detail::leaves_meeting<index_type>(this->starts(), iv);
   }
   /// Leaves inside or containing the cell: its leaf range if it is an hnode.
   [[nodiscard]] std::pair<std::size_t, std::size_t> leaf_range(const Cell<dim>& c) const noexcept {
@@ -187,24 +166,24 @@ class HTree {
   }
   /// True if the cell is an hnode of this tree: a leaf or an internal node (ancestor of leaves).
   [[nodiscard]] bool is_hnode(const Cell<dim>& c) const noexcept {
-    return c.level <= level(leaf_containing(c));
+    return c.level <= this->level(leaf_containing(c));
   }
   /// The leaf equal to the cell, if the cell is a leaf.
   [[nodiscard]] std::optional<std::size_t> find_leaf(const Cell<dim>& c) const noexcept {
     const std::size_t l = leaf_containing(c);
-    if (level(l) == c.level) return l;
+    if (this->level(l) == c.level) return l;
     return std::nullopt;
   }
 
   // ---- loads ------------------------------------------------------------------------------
   /// Sets one load per leaf (finite, >= 0); kept as prefix sums. Throws invalid_argument.
   void set_loads(std::span<const double> loads) {
-    if (loads.size() != size())
+    if (loads.size() != this->size())
       throw invalid_argument("irregular::HTree::set_loads: " + std::to_string(loads.size()) +
-                             " loads for " + std::to_string(size()) + " leaves");
-    std::vector<double> pre(size() + 1);
+                             " loads for " + std::to_string(this->size()) + " leaves");
+    std::vector<double> pre(this->size() + 1);
     pre[0] = 0;
-    for (std::size_t i = 0; i < size(); ++i) {
+    for (std::size_t i = 0; i < this->size(); ++i) {
       if (!(std::isfinite(loads[i]) && loads[i] >= 0))
         throw invalid_argument("irregular::HTree::set_loads: load of leaf " + std::to_string(i) +
                                " is negative or not finite");
@@ -216,12 +195,12 @@ class HTree {
   void clear_loads() noexcept { load_prefix_.clear(); }
   /// Load of leaves [first, last): set loads if any, else their element count.
   [[nodiscard]] double load(std::size_t first, std::size_t last) const noexcept {
-    IRREGULAR_ASSERT(first <= last && last <= size());
+    IRREGULAR_ASSERT(first <= last && last <= this->size());
     if (has_loads()) return load_prefix_[last] - load_prefix_[first];
     return static_cast<double>(offsets_[last] - offsets_[first]);
   }
   [[nodiscard]] double load(std::size_t leaf) const noexcept { return load(leaf, leaf + 1); }
-  [[nodiscard]] double total_load() const noexcept { return load(0, size()); }
+  [[nodiscard]] double total_load() const noexcept { return load(0, this->size()); }
   /// Load of an hnode (sum over its leaf range). Throws invalid_argument if the cell is not an
   /// hnode of this tree (it lies strictly inside a leaf).
   [[nodiscard]] double hnode_load(const Cell<dim>& c) const {
@@ -238,7 +217,7 @@ class HTree {
 
   /// Same leaves and same element offsets (loads are not compared).
   friend bool operator==(const HTree& a, const HTree& b) {
-    return a.starts_ == b.starts_ && a.levels_ == b.levels_ && a.offsets_ == b.offsets_;
+    return static_cast<const Leaves&>(a) == static_cast<const Leaves&>(b) && a.offsets_ == b.offsets_;
   }
 
  private:
@@ -276,8 +255,7 @@ class HTree {
                   "std::size_t count) -> bool or cond(const Cell<D>&, std::span<const index_type> "
                   "keys) -> bool");
     const std::size_t guess = keys.size() / 8 + 64;
-    starts_.reserve(guess);
-    levels_.reserve(guess);
+    this->reserve(guess);
     offsets_.reserve(guess + 1);
     Cell<dim> root{};
     build_rec<count_form>(keys.data(), cond, root, C::root_state(), index_type{0}, 0, keys.size());
@@ -296,8 +274,7 @@ class HTree {
         split = cond(cell, std::span<const index_type>(keys + lo, hi - lo));
     }
     if (!split) {
-      starts_.push_back(start);
-      levels_.push_back(static_cast<std::uint8_t>(cell.level));
+      this->push_back(start, cell.level);
       offsets_.push_back(lo);
       return;
     }
@@ -322,8 +299,6 @@ class HTree {
     }
   }
 
-  std::vector<index_type> starts_;
-  std::vector<std::uint8_t> levels_;
   std::vector<std::size_t> offsets_;    // size() + 1
   std::vector<double> load_prefix_;     // empty, or size() + 1 prefix sums
 };
