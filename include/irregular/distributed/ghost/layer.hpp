@@ -3,6 +3,8 @@
 // (accumulate). baiardi-collecting-remote-data §3: what every collection strategy produces.
 #pragma once
 
+#include <irregular/tree/linear_leaves.hpp>
+
 #include <irregular/core/assert.hpp>
 #include <irregular/core/cell.hpp>
 #include <irregular/core/concepts.hpp>
@@ -103,7 +105,7 @@ inline GhostStats all_reduce_sum(const boost::mpi::communicator& comm, const Gho
 /// schedule that moves their values: which local leaves go to which partner, and which ghosts
 /// come from which owner, in the order the owner sends them.
 template <SpaceFillingCurve C>
-class GhostLayer {
+class GhostLayer : public LinearLeaves<C> {
  public:
   using curve_type = C;
   using index_type = typename C::index_type;
@@ -122,24 +124,10 @@ class GhostLayer {
     [[nodiscard]] int level() const noexcept { return static_cast<int>(count_level >> 56); }
   };
 
-  // ---- the ghost leaves ----------------------------------------------------------------------
-  [[nodiscard]] std::size_t size() const noexcept { return starts_.size(); }
-  [[nodiscard]] std::span<const index_type> starts() const noexcept { return starts_; }
-  [[nodiscard]] std::span<const std::uint8_t> levels() const noexcept { return levels_; }
+  // ---- the ghost leaves: LinearLeaves (size, starts, levels, cell, interval, find), and -------
   [[nodiscard]] std::span<const std::uint64_t> counts() const noexcept { return counts_; }
   /// The rank that owns ghost g.
   [[nodiscard]] std::span<const int> owners() const noexcept { return owners_; }
-  [[nodiscard]] Cell<C::dim> cell(std::size_t g) const { return detail::cell_at<C>(starts_[g], levels_[g]); }
-  [[nodiscard]] IndexInterval<index_type> interval(std::size_t g) const {
-    return {starts_[g], starts_[g] + detail::span_at<C>(levels_[g])};
-  }
-  /// Ghost whose interval contains finest index i, or size() when none does.
-  [[nodiscard]] std::size_t find(index_type i) const noexcept {
-    auto it = std::upper_bound(starts_.begin(), starts_.end(), i);
-    if (it == starts_.begin()) return size();
-    const auto g = static_cast<std::size_t>(it - starts_.begin()) - 1;
-    return interval(g).contains(i) ? g : size();
-  }
 
   /// Whether a collection made this layer; `generation()` is the domain generation it is valid for.
   [[nodiscard]] bool collected() const noexcept { return collected_; }
@@ -189,8 +177,7 @@ class GhostLayer {
       const Record& r = records[order[i]];
       IRREGULAR_ASSERT(i == 0 || records[order[i - 1]].start + detail::span_at<C>(records[order[i - 1]].level()) <= r.start);
       ghost_of[order[i]] = i;
-      g.starts_.push_back(r.start);
-      g.levels_.push_back(static_cast<std::uint8_t>(r.level()));
+      g.push_back(r.start, r.level());
       g.counts_.push_back(r.count());
       g.owners_.push_back(owner_of_record[order[i]]);
     }
@@ -353,8 +340,6 @@ class GhostLayer {
   mutable std::vector<std::byte> send_bytes_, recv_bytes_;
   mutable std::vector<std::size_t> recv_at_;
 
-  std::vector<index_type> starts_;
-  std::vector<std::uint8_t> levels_;
   std::vector<std::uint64_t> counts_;
   std::vector<int> owners_;
   std::vector<int> send_ranks_;
