@@ -332,7 +332,7 @@ class CellDomain {
     const auto& g = core_.ghosts_.layer();
     std::vector<std::size_t> ids;
     auto add = [&](std::span<const index_type> st, std::span<const std::uint8_t> lv, bool ghost) {
-      detail_ghost::read_by<C, stencil::Moore<dim>>(st, lv, c, core_.options_.periodic, contact, LevelRange::all(), ids);
+      detail::read_by<C, stencil::Moore<dim>>(st, lv, c, core_.options_.periodic, contact, LevelRange::all(), ids);
       for (std::size_t j : ids) {
         const auto other = detail::cell_at<C>(st[j], lv[j]);
         out.push_back({j, ghost, lv[j], contact_dimension<C>(c, other, core_.options_.periodic),

@@ -34,7 +34,7 @@ struct VtkField {
   int components = 1;
 };
 
-namespace detail_vtk {
+namespace detail {
 
 inline constexpr int vtk_quad = 9, vtk_hexahedron = 12;
 
@@ -204,7 +204,7 @@ inline void write_file(const std::filesystem::path& path, const std::string& tex
   if (!f) throw error(where + ": writing " + path.string() + " failed");
 }
 
-}  // namespace detail_vtk
+}  // namespace detail
 
 /// Writes one VTK XML UnstructuredGrid (.vtu, ASCII) of `cells` (leaves of a curve of arity 2
 /// or 3, in any order) inside `box`: one VTK_QUAD (2D) or VTK_HEXAHEDRON (3D) per cell with its
@@ -215,7 +215,7 @@ inline void write_file(const std::filesystem::path& path, const std::string& tex
 template <int D>
 void write_vtu(std::ostream& os, const Box<D>& box, int arity, std::type_identity_t<std::span<const Cell<D>>> cells,
                const std::vector<VtkField>& fields = {}, int rank = 0) {
-  const std::string text = detail_vtk::vtu_text<D>(box, arity, cells, fields, rank, "irregular::io::write_vtu");
+  const std::string text = detail::vtu_text<D>(box, arity, cells, fields, rank, "irregular::io::write_vtu");
   os.write(text.data(), static_cast<std::streamsize>(text.size()));
 }
 
@@ -231,29 +231,29 @@ void write_pvtu(const boost::mpi::communicator& comm, const std::string& directo
                 const Box<D>& box, int arity, std::type_identity_t<std::span<const Cell<D>>> cells,
                 const std::vector<VtkField>& fields = {}) {
   const std::string where = "irregular::io::write_pvtu (rank " + std::to_string(comm.rank()) + ")";
-  std::string expected = detail_vtk::signature(fields);
+  std::string expected = detail::signature(fields);
   boost::mpi::broadcast(comm, expected, 0);
   const std::filesystem::path dir(directory);
   mpi::agree(comm, [&] {
     if (name.empty() || name.find('/') != std::string::npos)
       throw invalid_argument(where + ": name \"" + name + "\" must be a plain file name");
-    if (detail_vtk::signature(fields) != expected)
-      throw invalid_argument(where + ": fields " + detail_vtk::signature(fields) + " differ from rank 0's " +
+    if (detail::signature(fields) != expected)
+      throw invalid_argument(where + ": fields " + detail::signature(fields) + " differ from rank 0's " +
                              expected);
     // Bad input is rejected before the file system is touched.
-    const std::string piece = detail_vtk::vtu_text<D>(box, arity, cells, fields, comm.rank(), where);
+    const std::string piece = detail::vtu_text<D>(box, arity, cells, fields, comm.rank(), where);
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);  // racing ranks: fine if it exists afterwards
     if (!std::filesystem::is_directory(dir, ec))
       throw error(where + ": cannot create the directory " + directory);
     // An index left from an earlier write must not outlive a failure of this one.
     if (comm.rank() == 0) std::filesystem::remove(dir / (name + ".pvtu"), ec);
-    detail_vtk::write_file(dir / (name + "_" + std::to_string(comm.rank()) + ".vtu"), piece, where);
+    detail::write_file(dir / (name + "_" + std::to_string(comm.rank()) + ".vtu"), piece, where);
   });
   // The index only once every piece exists.
   mpi::agree(comm, [&] {
     if (comm.rank() == 0)
-      detail_vtk::write_file(dir / (name + ".pvtu"), detail_vtk::pvtu_text(name, comm.size(), fields), where);
+      detail::write_file(dir / (name + ".pvtu"), detail::pvtu_text(name, comm.size(), fields), where);
   });
 }
 

@@ -23,14 +23,14 @@ struct CellField {
   std::function<double(const Data&)> value;
 };
 
-namespace detail_vtk {
+namespace detail {
 template <class Domain>
 std::vector<Cell<Domain::dim>> local_cells(const Domain& domain) {
   std::vector<Cell<Domain::dim>> cells(domain.local_tree().size());
   for (std::size_t i = 0; i < cells.size(); ++i) cells[i] = domain.local_tree().cell(i);
   return cells;
 }
-}  // namespace detail_vtk
+}  // namespace detail
 
 /// Writes the leaves of a cell-data domain as `<directory>/<name>_<rank>.vtu` pieces and
 /// `<directory>/<name>.pvtu`, with cell data `level`, `rank` and one Float64 array per field
@@ -53,7 +53,7 @@ void write_pvtu(const CellDomain<Data, S, C, M, P>& domain, const std::string& d
   });
   std::vector<VtkField> arrays;
   for (std::size_t k = 0; k < fields.size(); ++k) arrays.push_back({fields[k].name, values[k], 1});
-  const auto cells = detail_vtk::local_cells(domain);
+  const auto cells = detail::local_cells(domain);
   write_pvtu<C::dim>(domain.comm(), directory, name, domain.box(), C::arity, cells, arrays);
 }
 
@@ -69,7 +69,7 @@ void write_pvtu(const IrregularDomain<E, S, C, M, P>& domain, const std::string&
   std::vector<double> elements(counts.begin(), counts.end());
   std::vector<VtkField> arrays{{"elements", elements, 1}};
   arrays.insert(arrays.end(), fields.begin(), fields.end());
-  const auto cells = detail_vtk::local_cells(domain);
+  const auto cells = detail::local_cells(domain);
   write_pvtu<C::dim>(domain.comm(), directory, name, domain.box(), C::arity, cells, arrays);
 }
 

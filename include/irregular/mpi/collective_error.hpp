@@ -20,7 +20,7 @@
 
 namespace irregular::mpi {
 
-namespace detail_agree {
+namespace detail {
 // One allreduce picks the lowest reported failing rank, and among the ranks that report it the
 // lowest one holds the message to broadcast; both live in one int64 key = reported*p + own.
 inline void agree_on(const boost::mpi::communicator& comm, int reported_rank,
@@ -39,7 +39,7 @@ inline void agree_on(const boost::mpi::communicator& comm, int reported_rank,
   boost::mpi::broadcast(comm, message, root);
   throw collective_error(message, failing_rank);
 }
-}  // namespace detail_agree
+}  // namespace detail
 
 /// Agrees on a local outcome: if local_failure holds a message on any rank, every rank throws
 /// irregular::collective_error with the message and number of the lowest failing rank;
@@ -47,7 +47,7 @@ inline void agree_on(const boost::mpi::communicator& comm, int reported_rank,
 /// Collective over comm.
 inline void agree_on(const boost::mpi::communicator& comm,
                      const std::optional<std::string>& local_failure) {
-  detail_agree::agree_on(comm, comm.rank(), local_failure);
+  detail::agree_on(comm, comm.rank(), local_failure);
 }
 
 /// Runs f() on every rank. If it throws (an irregular::error or any std::exception) on any rank,
@@ -76,7 +76,7 @@ auto agree(const boost::mpi::communicator& comm, F&& f) -> decltype(f()) {
   } catch (...) {
     failure = "unknown exception (not derived from std::exception)";
   }
-  detail_agree::agree_on(comm, reported, failure);
+  detail::agree_on(comm, reported, failure);
   if constexpr (!std::is_void_v<Result>) return std::move(*result);
 }
 

@@ -51,7 +51,7 @@ struct MigrationCounters {
   friend bool operator==(const MigrationCounters&, const MigrationCounters&) = default;
 };
 
-namespace detail_counters {
+namespace detail {
 template <std::size_t N>
 std::array<std::uint64_t, N> all_reduce_sum(const boost::mpi::communicator& comm,
                                             const std::array<std::uint64_t, N>& local) {
@@ -60,11 +60,11 @@ std::array<std::uint64_t, N> all_reduce_sum(const boost::mpi::communicator& comm
                                          MPI_UINT64_T, MPI_SUM, MPI_Comm(comm)));
   return global;
 }
-}  // namespace detail_counters
+}  // namespace detail
 
 /// Sum of every rank's statistics, returned on every rank. Collective over comm.
 inline ExchangeStats all_reduce_sum(const boost::mpi::communicator& comm, const ExchangeStats& s) {
-  const auto g = detail_counters::all_reduce_sum<4>(
+  const auto g = detail::all_reduce_sum<4>(
       comm, {s.messages_sent, s.bytes_sent, s.messages_received, s.bytes_received});
   return {g[0], g[1], g[2], g[3]};
 }
@@ -72,7 +72,7 @@ inline ExchangeStats all_reduce_sum(const boost::mpi::communicator& comm, const 
 /// Sum of every rank's migration counters, returned on every rank. Collective over comm.
 inline MigrationCounters all_reduce_sum(const boost::mpi::communicator& comm,
                                         const MigrationCounters& c) {
-  const auto g = detail_counters::all_reduce_sum<4>(comm, {c.hnodes, c.elements, c.bytes, c.messages});
+  const auto g = detail::all_reduce_sum<4>(comm, {c.hnodes, c.elements, c.bytes, c.messages});
   return {g[0], g[1], g[2], g[3]};
 }
 

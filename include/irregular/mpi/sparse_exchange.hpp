@@ -80,30 +80,52 @@ struct BufferSink {
   }
 };
 
-// Common body. slice(d) gives the values for destination d as a span.
-template <class T, class Slice>
-Received<T> exchange(const boost::mpi::communicator& comm, int tag, Slice slice,
-                     ExchangeStats* stats_out, std::size_t piece_bytes,
-                     std::size_t frame_bytes = irregular::detail::packed_frame_bytes) {
-  check_tag(tag);
-  const int p = comm.size();
-  const int me = comm.rank();
-  ExchangeStats stats;
-  std::vector<irregular::detail::OutgoingBytes> sends;
+}  // namespace detail_exchange
+
+}  // namespace irregular::mpi
+
+namespace irregular::detail {
+
+/// The sending side of one sparse exchange (message merging): raw values are addressed where
+/// they lie; serialized ones are archived into frames, one gathered message per destination.
+template <class T>
+struct ExchangeOutbox {
+  std::vector<OutgoingBytes> sends;
   // Serialized path: per destination, archive frames sent as one gathered message.
-  std::vector<irregular::detail::PackedFrames> packed;
-  std::vector<irregular::detail::ByteRegion> regions;
-  std::vector<irregular::detail::OutgoingGather> gathers;
-  if constexpr (!is_raw_transportable<T>) {
+  std::vector<PackedFrames> packed;
+  std::vector<ByteRegion> regions;
+  std::vector<OutgoingGather> gathers;
+
+  /// One message per destination d != me with values (slice(d) gives them as a span).
+  template <class Slice>
+  void address(const boost::mpi::communicator& comm, const Slice& slice, std::size_t frame_bytes) {
+    const int p = comm.size();
+    const int me = comm.rank();
+    if constexpr (!mpi::is_raw_transportable<T>) {
+      pack(comm, slice, frame_bytes);
+    } else {
+      for (int d = 0; d < p; ++d) {
+        const std::span<const T> s = slice(d);
+        if (d == me || s.empty()) continue;
+        sends.push_back({d, reinterpret_cast<const char*>(s.data()), s.size_bytes()});
+      }
+    }
+  }
+
+  template <class Slice>
+  void pack(const boost::mpi::communicator& comm, const Slice& slice, std::size_t frame_bytes) {
+    const int p = comm.size();
+    const int me = comm.rank();
     packed.reserve(static_cast<std::size_t>(p));
     // serialize() is user code: one rank's failure fails every rank before anything is sent.
-    agree(comm, [&] {
+    mpi::agree(comm, [&] {
       for (int d = 0; d < p; ++d) {
         const std::span<const T> s = slice(d);
         if (d == me || s.empty()) continue;
         packed.emplace_back();
-        irregular::detail::write_frames<T>(comm, s.size(), [&](std::size_t i) -> const T& { return s[i]; },
-                                           packed.back(), frame_bytes);
+        detail::write_frames<T>(
+            comm, s.size(), [&](std::size_t i) -> const T& { return s[i]; }, packed.back(),
+            frame_bytes);
       }
     });
     std::size_t k = 0;
@@ -114,108 +136,174 @@ Received<T> exchange(const boost::mpi::communicator& comm, int tag, Slice slice,
     for (int d = 0; d < p; ++d) {
       if (d == me || slice(d).empty()) continue;
       packed[k++].append_regions(regions);
-      gathers.push_back({d, std::span<const irregular::detail::ByteRegion>(regions).subspan(at, regions.size() - at)});
+      gathers.push_back({d, std::span<const ByteRegion>(regions).subspan(at, regions.size() - at)});
       at = regions.size();
     }
-  } else {
-    for (int d = 0; d < p; ++d) {
-      const std::span<const T> s = slice(d);
-      if (d == me || s.empty()) continue;
-      sends.push_back({d, reinterpret_cast<const char*>(s.data()), s.size_bytes()});
-    }
   }
 
-  using Unit = std::conditional_t<is_raw_transportable<T>, T, char>;
-  using Vector = std::conditional_t<is_raw_transportable<T>, std::vector<T>, irregular::detail::FrameBuffer>;
-  BufferSink<Unit, Vector> sink;
-  if constexpr (is_raw_transportable<T>)
-    irregular::detail::nbx_exchange(comm, tag, std::span<const irregular::detail::OutgoingBytes>(sends), sink,
-                                    stats, piece_bytes);
-  else
-    irregular::detail::nbx_exchange(comm, tag, std::span<const irregular::detail::OutgoingGather>(gathers), sink,
-                                    stats, piece_bytes);
-  packed.clear();
-  if (stats_out != nullptr) *stats_out += stats;
+  /// The NBX round: sends every message, receives into `sink` until every rank is done.
+  template <class Sink>
+  void send(const boost::mpi::communicator& comm, int tag, Sink& sink, mpi::ExchangeStats& stats,
+            std::size_t piece_bytes) {
+    if constexpr (mpi::is_raw_transportable<T>)
+      detail::nbx_exchange(comm, tag, std::span<const OutgoingBytes>(sends), sink, stats,
+                           piece_bytes);
+    else
+      detail::nbx_exchange(comm, tag, std::span<const OutgoingGather>(gathers), sink, stats,
+                           piece_bytes);
+    packed.clear();
+  }
+};
 
-  // Arrival order is arbitrary; the result is grouped by source rank.
-  auto& got = sink.got;
-  std::sort(got.begin(), got.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  const std::span<const T> self = slice(me);
-  Received<T> out;
+/// Sorts the arrivals by source (arrival order is arbitrary) and reserves the result's
+/// per-source arrays; returns where this rank's own values go among the arrivals.
+template <class T, class Got>
+auto sort_arrivals_by_source(Got& got, mpi::Received<T>& out, int me) {
+  std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   out.sources.reserve(got.size() + 1);
   out.offsets.reserve(got.size() + 2);
-  auto self_at = std::lower_bound(got.begin(), got.end(), me,
-                                  [](const auto& a, int r) { return a.first < r; });
-  if constexpr (is_raw_transportable<T>) {
-    if (sink.ragged)
-      throw parse_error("irregular::mpi::sparse_exchange: rank " + std::to_string(me) +
-                        " received a raw message whose length is not a multiple of " +
-                        std::to_string(sizeof(T)) + " bytes (sender and receiver disagree on T?)");
-    if (self.empty() && got.size() == 1) {  // one partner: hand its buffer over without a copy
-      out.sources.push_back(got[0].first);
-      out.values = std::move(got[0].second);
-      out.offsets.push_back(out.values.size());
-      return out;
-    }
-    std::size_t total = self.size();
-    for (const auto& g : got) total += g.second.size();
-    out.values.reserve(total);
-  }
-  auto append_self = [&] {
-    if (self.empty()) return;
-    out.sources.push_back(me);
-    out.values.insert(out.values.end(), self.begin(), self.end());
+  return std::lower_bound(got.begin(), got.end(), me,
+                          [](const auto& a, int r) { return a.first < r; });
+}
+
+/// This rank's self-delivery, as one source (none when empty).
+template <class T>
+void append_own_values(mpi::Received<T>& out, int me, std::span<const T> self) {
+  if (self.empty()) return;
+  out.sources.push_back(me);
+  out.values.insert(out.values.end(), self.begin(), self.end());
+  out.offsets.push_back(out.values.size());
+}
+
+/// Raw values: every message's buffer holds its values already; they are appended in source
+/// order, or a lone partner's buffer is handed over without a copy.
+template <class T>
+mpi::Received<T> received_raw(int me, mpi::detail_exchange::BufferSink<T, std::vector<T>>& sink,
+                              std::span<const T> self) {
+  auto& got = sink.got;
+  mpi::Received<T> out;
+  const auto self_at = sort_arrivals_by_source(got, out, me);
+  if (sink.ragged)
+    throw parse_error("irregular::mpi::sparse_exchange: rank " + std::to_string(me) +
+                      " received a raw message whose length is not a multiple of " +
+                      std::to_string(sizeof(T)) + " bytes (sender and receiver disagree on T?)");
+  if (self.empty() && got.size() == 1) {  // one partner: hand its buffer over without a copy
+    out.sources.push_back(got[0].first);
+    out.values = std::move(got[0].second);
     out.offsets.push_back(out.values.size());
-  };
-  std::optional<std::string> failure;  // serialized types: reading runs user code
-  // Serialized: what each message's frames announce, so the values are reserved once (never
-  // beyond one per received byte: a corrupt count cannot demand memory) and loaded in place.
-  std::vector<std::size_t> counts(got.size(), 0);
-  std::vector<std::string> errors(got.size());
-  if constexpr (!is_raw_transportable<T>) {
-    std::size_t total = self.size();
-    for (std::size_t m = 0; m < got.size(); ++m) {
-      errors[m] = irregular::detail::frames_count(got[m].second, counts[m]);
-      total += std::min(counts[m], got[m].second.size());
-    }
-    try {
-      out.values.reserve(total);
-    } catch (const std::exception& e) {  // out of memory here must still reach the agreement
-      failure = "irregular::mpi::sparse_exchange: rank " + std::to_string(me) + " cannot hold " +
-                std::to_string(total) + " values: " + e.what();
-    }
+    return out;
   }
+  std::size_t total = self.size();
+  for (const auto& g : got) total += g.second.size();
+  out.values.reserve(total);
   for (auto it = got.begin(); it != got.end(); ++it) {
-    if (it == self_at) append_self();
-    if constexpr (is_raw_transportable<T>) {
-      out.values.insert(out.values.end(), it->second.begin(), it->second.end());
-    } else {
-      const auto m = static_cast<std::size_t>(it - got.begin());
-      std::string& error = errors[m];
-      std::size_t read = 0;
-      if (error.empty() && !failure) {
-        try {
-          error = irregular::detail::read_frames(comm, it->second, 0, it->second.size(), out.values,
-                                                    counts[m], read);
-        } catch (const std::exception& e) {
-          failure = "irregular::mpi::sparse_exchange: loading an element from rank " + std::to_string(it->first) +
-                    " on rank " + std::to_string(me) + ": " + e.what();
-        }
-        if (error.empty() && !failure && read != counts[m]) error = "frames hold fewer values than announced";
-      }
-      if (!error.empty() && !failure)
-        failure = "irregular::mpi::sparse_exchange: rank " + std::to_string(me) + " received " +
-                  std::to_string(it->second.size()) + " bytes from rank " + std::to_string(it->first) +
-                  " that do not parse: " + error;
-      irregular::detail::recycle_frame_buffer(it->second);  // as we go: peak memory stays near one copy
-    }
+    if (it == self_at) append_own_values(out, me, self);
+    out.values.insert(out.values.end(), it->second.begin(), it->second.end());
     out.sources.push_back(it->first);
     out.offsets.push_back(out.values.size());
   }
-  if (self_at == got.end()) append_self();
-  if constexpr (!is_raw_transportable<T>) agree_on(comm, failure);
+  if (self_at == got.end()) append_own_values(out, me, self);
   return out;
+}
+
+/// Serialized values: what each message's frames announce, so the values are reserved once
+/// (never beyond one per received byte: a corrupt count cannot demand memory). Records the
+/// counts and parse errors per message; an allocation failure goes to `failure`.
+template <class T, class Got>
+void reserve_announced(int me, const Got& got, std::size_t own, std::vector<std::size_t>& counts,
+                       std::vector<std::string>& errors, std::vector<T>& values,
+                       std::optional<std::string>& failure) {
+  std::size_t total = own;
+  for (std::size_t m = 0; m < got.size(); ++m) {
+    errors[m] = detail::frames_count(got[m].second, counts[m]);
+    total += std::min(counts[m], got[m].second.size());
+  }
+  try {
+    values.reserve(total);
+  } catch (const std::exception& e) {  // out of memory here must still reach the agreement
+    failure = "irregular::mpi::sparse_exchange: rank " + std::to_string(me) + " cannot hold " +
+              std::to_string(total) + " values: " + e.what();
+  }
+}
+
+/// Loads one message's `count` values in place (reading runs user code: failures are recorded
+/// for the agreement, never thrown) and recycles its buffer.
+template <class T, class Message>
+void load_message_values(const boost::mpi::communicator& comm, Message& message, std::size_t count,
+                         std::string& error, std::vector<T>& values,
+                         std::optional<std::string>& failure) {
+  const int me = comm.rank();
+  auto& [source, bytes] = message;
+  std::size_t read = 0;
+  if (error.empty() && !failure) {
+    try {
+      error = detail::read_frames(comm, bytes, 0, bytes.size(), values, count, read);
+    } catch (const std::exception& e) {
+      failure = "irregular::mpi::sparse_exchange: loading an element from rank " +
+                std::to_string(source) + " on rank " + std::to_string(me) + ": " + e.what();
+    }
+    if (error.empty() && !failure && read != count)
+      error = "frames hold fewer values than announced";
+  }
+  if (!error.empty() && !failure)
+    failure = "irregular::mpi::sparse_exchange: rank " + std::to_string(me) + " received " +
+              std::to_string(bytes.size()) + " bytes from rank " + std::to_string(source) +
+              " that do not parse: " + error;
+  detail::recycle_frame_buffer(bytes);  // as we go: peak memory stays near one copy
+}
+
+/// Serialized values, loaded message by message in source order; every rank agrees on the
+/// outcome before any returns.
+template <class T>
+mpi::Received<T> received_serialized(const boost::mpi::communicator& comm,
+                                     mpi::detail_exchange::BufferSink<char, FrameBuffer>& sink,
+                                     std::span<const T> self) {
+  const int me = comm.rank();
+  auto& got = sink.got;
+  mpi::Received<T> out;
+  const auto self_at = sort_arrivals_by_source(got, out, me);
+  std::optional<std::string> failure;
+  std::vector<std::size_t> counts(got.size(), 0);
+  std::vector<std::string> errors(got.size());
+  reserve_announced(me, got, self.size(), counts, errors, out.values, failure);
+  for (auto it = got.begin(); it != got.end(); ++it) {
+    if (it == self_at) append_own_values(out, me, self);
+    const auto m = static_cast<std::size_t>(it - got.begin());
+    load_message_values(comm, *it, counts[m], errors[m], out.values, failure);
+    out.sources.push_back(it->first);
+    out.offsets.push_back(out.values.size());
+  }
+  if (self_at == got.end()) append_own_values(out, me, self);
+  mpi::agree_on(comm, failure);
+  return out;
+}
+
+}  // namespace irregular::detail
+
+namespace irregular::mpi {
+
+namespace detail_exchange {
+
+// Common body. slice(d) gives the values for destination d as a span.
+template <class T, class Slice>
+Received<T> exchange(const boost::mpi::communicator& comm, int tag, Slice slice,
+                     ExchangeStats* stats_out, std::size_t piece_bytes,
+                     std::size_t frame_bytes = irregular::detail::packed_frame_bytes) {
+  check_tag(tag);
+  ExchangeStats stats;
+  irregular::detail::ExchangeOutbox<T> outbox;
+  outbox.address(comm, slice, frame_bytes);
+  using Unit = std::conditional_t<is_raw_transportable<T>, T, char>;
+  using Vector =
+      std::conditional_t<is_raw_transportable<T>, std::vector<T>, irregular::detail::FrameBuffer>;
+  BufferSink<Unit, Vector> sink;
+  outbox.send(comm, tag, sink, stats, piece_bytes);
+  if (stats_out != nullptr) *stats_out += stats;
+  // The result is grouped by source rank, this rank's own values in their place.
+  if constexpr (is_raw_transportable<T>)
+    return irregular::detail::received_raw<T>(comm.rank(), sink, slice(comm.rank()));
+  else
+    return irregular::detail::received_serialized<T>(comm, sink, slice(comm.rank()));
 }
 
 }  // namespace detail_exchange

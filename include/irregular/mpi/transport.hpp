@@ -24,19 +24,19 @@
 
 namespace irregular::mpi {
 
-namespace detail_transport {
+namespace detail {
 template <class T>
 concept HasSerializeMember = requires(T& t, boost::archive::binary_oarchive& ar) {
   t.serialize(ar, 0u);
 };
-}  // namespace detail_transport
+}  // namespace detail
 
 /// Opt-in/opt-out trait for the raw path. Default: trivially copyable without a serialize()
 /// member. Specialize to std::true_type for a trivially copyable type that has serialize() but
 /// may travel as bytes, or to std::false_type to force Boost.Serialization.
 template <class T>
 struct raw_transport
-    : std::bool_constant<std::is_trivially_copyable_v<T> && !detail_transport::HasSerializeMember<T>> {};
+    : std::bool_constant<std::is_trivially_copyable_v<T> && !detail::HasSerializeMember<T>> {};
 
 /// True when T travels as its object bytes (MPI_BYTE), false when through Boost.Serialization.
 /// boost::mpi::is_mpi_datatype<T> (BOOST_IS_MPI_DATATYPE) also opts a type in.

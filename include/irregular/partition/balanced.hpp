@@ -30,13 +30,13 @@ std::size_t balance_step(const At& at, W base, W B, double target, std::size_t a
   auto below = [&](std::size_t j) { return static_cast<double>(at(j) - base) <= target; };
   std::size_t x = a;
   if (a < b && below(a)) {
-    x = detail::gallop_last_true_from(a, b, std::min(guess, b), below);
+    x = irregular::detail::gallop_last_true_from(a, b, std::min(guess, b), below);
     if (x < b && static_cast<double>(at(x + 1) - base) - target <
                      target - static_cast<double>(at(x) - base))
       ++x;
   }
   if (x < b && !(static_cast<W>(pnext - at(x)) <= B))  // too far left: the leftmost that fits
-    x = detail::gallop_first_true_down(
+    x = irregular::detail::gallop_first_true_down(
         x + 1, b, [&](std::size_t i) { return static_cast<W>(pnext - at(i)) <= B; });
   return x;
 }
@@ -124,9 +124,9 @@ void balance_or_greedy(const Pre& P, std::size_t n, std::size_t p, W B, const st
 template <PrefixAccessor A, class W>
 void balanced_separators(const A& pre, std::size_t lo, std::size_t hi, std::size_t p, W B,
                          std::size_t* seps) {
-  detail::check_parts(p, "irregular::partition::balanced_separators");
+  irregular::detail::check_parts(p, "irregular::partition::balanced_separators");
   const std::size_t n = hi - lo;
-  const auto P = detail_ps::shifted(pre, lo);
+  const auto P = detail::shifted(pre, lo);
   std::vector<std::size_t> R;
   R.reserve(p + 1);
   R.push_back(0);
@@ -144,7 +144,7 @@ void balanced_separators(const A& pre, std::size_t lo, std::size_t hi, std::size
 template <class T>
 [[nodiscard]] std::vector<std::size_t> balanced_separators(const PrefixSums<T>& ps, std::size_t p,
                                                            wide_t<T> B) {
-  detail::check_parts(p, "irregular::partition::balanced_separators");
+  irregular::detail::check_parts(p, "irregular::partition::balanced_separators");
   std::vector<std::size_t> s(p + 1);
   balanced_separators(ps.data().data(), 0, ps.size(), p, B, s.data());
   return s;

@@ -52,7 +52,7 @@ template <class T>
 template <class T>
 [[nodiscard]] ChainPartition<wide_t<T>> partition_chain(ChainAlgorithm algo,
                                                         std::span<const T> loads, std::size_t p) {
-  detail::check_parts(p, "irregular::partition::partition_chain");
+  irregular::detail::check_parts(p, "irregular::partition::partition_chain");
   return partition_chain(algo, PrefixSums<T>(loads), p);
 }
 

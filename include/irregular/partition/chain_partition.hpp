@@ -40,7 +40,7 @@ template <class W>
   return lmax / (total / static_cast<double>(part_loads.size())) - 1.0;
 }
 
-namespace detail_cp {
+namespace detail {
 inline void check_separators(const std::vector<std::size_t>& s, std::size_t n) {
   if (s.size() < 2)
     throw invalid_argument("irregular::partition: a chain partition needs at least 2 separators");
@@ -56,13 +56,13 @@ inline void check_separators(const std::vector<std::size_t>& s, std::size_t n) {
       throw invalid_argument("irregular::partition: separators decrease at index " +
                              std::to_string(k));
 }
-}  // namespace detail_cp
+}  // namespace detail
 
 /// Builds a partition from separators over a chain's prefix sums (throws on invalid separators).
 template <class T>
 [[nodiscard]] ChainPartition<wide_t<T>> make_chain_partition(std::vector<std::size_t> separators,
                                                              const PrefixSums<T>& ps) {
-  detail_cp::check_separators(separators, ps.size());
+  detail::check_separators(separators, ps.size());
   ChainPartition<wide_t<T>> r;
   const std::size_t p = separators.size() - 1;
   r.loads.resize(p);
@@ -81,7 +81,7 @@ template <class T>
 [[nodiscard]] ChainPartition<double> make_chain_partition(std::vector<std::size_t> separators,
                                                           const PrefixSums<T>& ps,
                                                           std::span<const double> capacities) {
-  detail_cp::check_separators(separators, ps.size());
+  detail::check_separators(separators, ps.size());
   const std::size_t p = separators.size() - 1;
   if (capacities.size() != p)
     throw invalid_argument("irregular::partition: " + std::to_string(capacities.size()) +
@@ -107,7 +107,7 @@ template <class W, class IntervalLoad>
                                                      IntervalLoad&& load) {
   if (separators.size() < 2)
     throw invalid_argument("irregular::partition: a chain partition needs at least 2 separators");
-  detail_cp::check_separators(separators, separators.back());
+  detail::check_separators(separators, separators.back());
   ChainPartition<W> r;
   const std::size_t p = separators.size() - 1;
   r.loads.resize(p);

@@ -17,7 +17,7 @@ template <class T>
 [[nodiscard]] std::vector<std::size_t> direct_cut_separators(const PrefixSums<T>& ps,
                                                              std::size_t p) {
   using W = wide_t<T>;
-  detail::check_parts(p, "irregular::partition::direct_cut");
+  irregular::detail::check_parts(p, "irregular::partition::direct_cut");
   const std::size_t n = ps.size();
   const auto P = ps.data();
   const W total = ps.total();
@@ -26,8 +26,8 @@ template <class T>
   std::size_t prev = 0;
   for (std::size_t k = 1; k < p; ++k) {
     // y: last prefix at or below the target; the cut goes to whichever of y, y+1 is nearer.
-    const std::size_t y = detail::gallop_last_true(prev, n, [&](std::size_t j) {
-      return detail::CutTarget<W>::at_most(P[j], total, k, p);
+    const std::size_t y = irregular::detail::gallop_last_true(prev, n, [&](std::size_t j) {
+      return irregular::detail::CutTarget<W>::at_most(P[j], total, k, p);
     });
     std::size_t x = y;
     if (y < n) {
@@ -57,7 +57,7 @@ template <class T>
 /// DirectCut of loads into p parts. Throws irregular::invalid_argument for p = 0 or a bad load.
 template <class T>
 [[nodiscard]] ChainPartition<wide_t<T>> direct_cut(std::span<const T> loads, std::size_t p) {
-  detail::check_parts(p, "irregular::partition::direct_cut");
+  irregular::detail::check_parts(p, "irregular::partition::direct_cut");
   return direct_cut(PrefixSums<T>(loads), p);
 }
 

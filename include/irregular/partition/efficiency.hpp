@@ -13,14 +13,14 @@
 
 namespace irregular::partition {
 
-namespace detail_eff {
+namespace detail {
 inline void check(std::span<const double> v, const char* what, const char* who) {
   for (std::size_t i = 0; i < v.size(); ++i)
     if (!(v[i] >= 0) || !std::isfinite(v[i]))
       throw invalid_argument(std::string(who) + ": " + what + " " + std::to_string(i) + " must be finite and >= 0, got " +
                              std::to_string(v[i]));
 }
-}  // namespace detail_eff
+}  // namespace detail
 
 /// §4's efficiency of parts with loads `loads[i]` on processors of capacities `capacities[i]`
 /// (work per unit time): W / (sum c · max_i loads_i / c_i). 1 for a capacity-proportional split;
@@ -30,8 +30,8 @@ inline void check(std::span<const double> v, const char* what, const char* who) 
   const char* who = "irregular::partition::nonuniform_efficiency";
   if (loads.size() != capacities.size() || loads.empty())
     throw invalid_argument(std::string(who) + ": need one load per capacity");
-  detail_eff::check(loads, "load", who);
-  detail_eff::check(capacities, "capacity", who);
+  detail::check(loads, "load", who);
+  detail::check(capacities, "capacity", who);
   double w = 0, c = 0, t = 0;
   for (std::size_t i = 0; i < loads.size(); ++i) {
     w += loads[i];
@@ -52,8 +52,8 @@ inline void check(std::span<const double> v, const char* what, const char* who) 
 [[nodiscard]] inline double measured_efficiency(std::span<const double> work, std::span<const double> seconds) {
   const char* who = "irregular::partition::measured_efficiency";
   if (work.size() != seconds.size() || work.empty()) throw invalid_argument(std::string(who) + ": need one time per work");
-  detail_eff::check(work, "work", who);
-  detail_eff::check(seconds, "time", who);
+  detail::check(work, "work", who);
+  detail::check(seconds, "time", who);
   double w = 0, c = 0, t = 0;
   for (std::size_t i = 0; i < work.size(); ++i) {
     w += work[i];

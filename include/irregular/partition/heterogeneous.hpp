@@ -15,21 +15,21 @@
 
 namespace irregular::partition {
 
-namespace detail_het {
+namespace detail {
 template <class W>
 auto capacity_cost(std::span<const W> P, std::span<const double> cap) {
   return [P, cap](std::size_t k, std::size_t i, std::size_t j) {
     return static_cast<double>(P[j] - P[i]) / cap[k];
   };
 }
-}  // namespace detail_het
+}  // namespace detail
 
 /// DirectCut with capacities: separator k nearest to total * (c_0 + ... + c_{k-1}) / sum c.
 template <class T>
 [[nodiscard]] ChainPartition<double> direct_cut(const PrefixSums<T>& ps,
                                                 std::span<const double> capacities) {
   const std::size_t p = capacities.size();
-  detail::check_capacities(capacities.data(), p, "irregular::partition::direct_cut");
+  irregular::detail::check_capacities(capacities.data(), p, "irregular::partition::direct_cut");
   const std::size_t n = ps.size();
   const auto P = ps.data();
   double csum = 0;
@@ -42,7 +42,7 @@ template <class T>
   for (std::size_t k = 1; k < p; ++k) {
     cprefix += capacities[k - 1];
     const double t = total * (cprefix / csum);
-    const std::size_t y = detail::gallop_last_true(
+    const std::size_t y = irregular::detail::gallop_last_true(
         prev, n, [&](std::size_t j) { return static_cast<double>(P[j]) <= t; });
     std::size_t x = y;
     if (y < n && static_cast<double>(P[y + 1]) - t < t - static_cast<double>(P[y])) x = y + 1;
@@ -58,9 +58,9 @@ template <class T>
 [[nodiscard]] ChainPartition<double> nicol_plus(const PrefixSums<T>& ps,
                                                 std::span<const double> capacities) {
   const std::size_t p = capacities.size();
-  detail::check_capacities(capacities.data(), p, "irregular::partition::nicol_plus");
-  auto cost = detail_het::capacity_cost<wide_t<T>>(ps.data(), capacities);
-  detail::ChainSearch<double, decltype(cost)> search(ps.size(), p, cost);
+  irregular::detail::check_capacities(capacities.data(), p, "irregular::partition::nicol_plus");
+  auto cost = detail::capacity_cost<wide_t<T>>(ps.data(), capacities);
+  irregular::detail::ChainSearch<double, decltype(cost)> search(ps.size(), p, cost);
   auto dc = direct_cut(ps, capacities);
   double csum = 0;
   for (double c : capacities) csum += c;
@@ -76,10 +76,10 @@ template <class T>
 [[nodiscard]] ChainPartition<double> optimal_dp(const PrefixSums<T>& ps,
                                                 std::span<const double> capacities) {
   const std::size_t p = capacities.size();
-  detail::check_capacities(capacities.data(), p, "irregular::partition::optimal_dp");
-  auto cost = detail_het::capacity_cost<wide_t<T>>(ps.data(), capacities);
-  const double best = detail::dp_bottleneck<double>(ps.size(), p, cost);
-  detail::ChainSearch<double, decltype(cost)> search(ps.size(), p, cost);
+  irregular::detail::check_capacities(capacities.data(), p, "irregular::partition::optimal_dp");
+  auto cost = detail::capacity_cost<wide_t<T>>(ps.data(), capacities);
+  const double best = irregular::detail::dp_bottleneck<double>(ps.size(), p, cost);
+  irregular::detail::ChainSearch<double, decltype(cost)> search(ps.size(), p, cost);
   std::vector<std::size_t> s(p + 1);
   search.greedy(best, s.data());
   return make_chain_partition(std::move(s), ps, capacities);
@@ -88,7 +88,7 @@ template <class T>
 template <class T>
 [[nodiscard]] ChainPartition<double> direct_cut(std::span<const T> loads,
                                                 std::span<const double> capacities) {
-  detail::check_capacities(capacities.data(), capacities.size(), "irregular::partition::direct_cut");
+  irregular::detail::check_capacities(capacities.data(), capacities.size(), "irregular::partition::direct_cut");
   return direct_cut(PrefixSums<T>(loads), capacities);
 }
 
@@ -97,14 +97,14 @@ template <class T>
 template <class T>
 [[nodiscard]] ChainPartition<double> nicol_plus(std::span<const T> loads,
                                                 std::span<const double> capacities) {
-  detail::check_capacities(capacities.data(), capacities.size(), "irregular::partition::nicol_plus");
+  irregular::detail::check_capacities(capacities.data(), capacities.size(), "irregular::partition::nicol_plus");
   return nicol_plus(PrefixSums<T>(loads), capacities);
 }
 
 template <class T>
 [[nodiscard]] ChainPartition<double> optimal_dp(std::span<const T> loads,
                                                 std::span<const double> capacities) {
-  detail::check_capacities(capacities.data(), capacities.size(), "irregular::partition::optimal_dp");
+  irregular::detail::check_capacities(capacities.data(), capacities.size(), "irregular::partition::optimal_dp");
   return optimal_dp(PrefixSums<T>(loads), capacities);
 }
 

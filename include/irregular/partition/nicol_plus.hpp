@@ -30,7 +30,7 @@
 
 namespace irregular::partition {
 
-namespace detail_probe {
+namespace detail {
 // First bottleneck for NicolPlus to try: a greedy part overshoots its budget by about the
 // residual of the task it stops before, E[w^2] / (2 E[w]) for random loads (sampled from up
 // to 1024 tasks). Only a hint: the search is exact whatever it is.
@@ -52,14 +52,14 @@ double bottleneck_guess(const PrefixSums<T>& ps, std::size_t p) {
   }
   return guess;
 }
-}  // namespace detail_probe
+}  // namespace detail
 
 /// Which optimal separators to return: balanced (default: no empty part when n >= p, loads as
 /// even as the optimal bottleneck allows, see balanced.hpp) or greedy (every part maximal from
 /// the left, the slack left to the last parts).
 enum class SeparatorChoice { balanced, greedy };
 
-namespace detail_probe {
+namespace detail {
 // The engine's driver: optimal bottleneck of the shifted chain P[0..n] into p parts, separators
 // (relative) into seps when non-null.
 template <class W, class Pre>
@@ -67,7 +67,7 @@ W solve_chain(const Pre& P, std::size_t n, std::size_t p, W lb, W ub, W max_task
               std::size_t* seps, SeparatorChoice choice) {
   if (p > std::numeric_limits<std::size_t>::max() / 2)  // also tells the compiler p + 1 > 0
     throw invalid_argument("irregular::partition: too many parts");
-  detail::PrefixBisection<W, Pre> search(P, n, p);
+  irregular::detail::PrefixBisection<W, Pre> search(P, n, p);
   std::vector<std::size_t> greedy(p + 1);
   const W best = search.solve(lb, ub, max_task, guess, greedy.data());
   if (seps) {
@@ -78,7 +78,7 @@ W solve_chain(const Pre& P, std::size_t n, std::size_t p, W lb, W ub, W max_task
   }
   return best;
 }
-}  // namespace detail_probe
+}  // namespace detail
 
 /// The optimal (minimum) bottleneck of the sub-chain [lo, hi) of prefix sums pre (a pointer or a
 /// callable, see PrefixAccessor) cut into p parts; when seps is non-null it receives p+1
@@ -90,16 +90,16 @@ template <PrefixAccessor A>
     const A& pre, std::size_t lo, std::size_t hi, std::size_t p, std::size_t* seps = nullptr,
     SeparatorChoice choice = SeparatorChoice::balanced) {
   using W = prefix_value_t<A>;
-  detail::check_parts(p, "irregular::partition::optimal_bottleneck");
+  irregular::detail::check_parts(p, "irregular::partition::optimal_bottleneck");
   const std::size_t n = hi - lo;
-  const auto P = detail_ps::shifted(pre, lo);
+  const auto P = detail::shifted(pre, lo);
   const W total = static_cast<W>(prefix_at(P, n) - prefix_at(P, 0));
   W lb = average_bound(total, p);
   if constexpr (std::is_floating_point_v<W>)
     lb = std::max(W{0}, lb - 16 * std::numeric_limits<W>::epsilon() * total);
   const W ub = std::max(lb, total);
   const W best =
-      detail_probe::solve_chain<W>(P, n, p, lb, ub, W{0}, static_cast<double>(lb), seps, choice);
+      detail::solve_chain<W>(P, n, p, lb, ub, W{0}, static_cast<double>(lb), seps, choice);
   if (seps)
     for (std::size_t k = 0; k <= p; ++k) seps[k] += lo;
   return best;
@@ -112,14 +112,14 @@ template <class T>
 [[nodiscard]] ChainPartition<wide_t<T>> nicol_plus(
     const PrefixSums<T>& ps, std::size_t p, SeparatorChoice choice = SeparatorChoice::balanced) {
   using W = wide_t<T>;
-  detail::check_parts(p, "irregular::partition::nicol_plus");
+  irregular::detail::check_parts(p, "irregular::partition::nicol_plus");
   const std::size_t n = ps.size();
   const W* P = ps.data().data();
-  const W lb = detail_probe::chain_lower_bound(ps, p);
-  const W ub = std::max(lb, detail_probe::chain_upper_bound(ps, p));
-  const double guess = detail_probe::bottleneck_guess(ps, p);
+  const W lb = detail::chain_lower_bound(ps, p);
+  const W ub = std::max(lb, detail::chain_upper_bound(ps, p));
+  const double guess = detail::bottleneck_guess(ps, p);
   std::vector<std::size_t> s(p + 1);
-  detail_probe::solve_chain<W>(P, n, p, lb, ub, ps.max_load(), guess, s.data(), choice);
+  detail::solve_chain<W>(P, n, p, lb, ub, ps.max_load(), guess, s.data(), choice);
   return make_chain_partition(std::move(s), ps);
 }
 
@@ -128,7 +128,7 @@ template <class T>
 template <class T>
 [[nodiscard]] ChainPartition<wide_t<T>> nicol_plus(
     std::span<const T> loads, std::size_t p, SeparatorChoice choice = SeparatorChoice::balanced) {
-  detail::check_parts(p, "irregular::partition::nicol_plus");
+  irregular::detail::check_parts(p, "irregular::partition::nicol_plus");
   return nicol_plus(PrefixSums<T>(loads), p, choice);
 }
 
@@ -139,11 +139,11 @@ template <class T>
 template <class W, class IntervalLoad>
 requires std::invocable<IntervalLoad&, std::size_t, std::size_t>
 [[nodiscard]] ChainPartition<W> nicol_generic(std::size_t n, std::size_t p, IntervalLoad&& load) {
-  detail::check_parts(p, "irregular::partition::nicol_generic");
+  irregular::detail::check_parts(p, "irregular::partition::nicol_generic");
   auto cost = [&load](std::size_t, std::size_t i, std::size_t j) {
     return static_cast<W>(load(i, j));
   };
-  detail::ChainSearch<W, decltype(cost)> search(n, p, cost);
+  irregular::detail::ChainSearch<W, decltype(cost)> search(n, p, cost);
   // Everything in the first part is feasible; no lower bound is assumed.
   const W ub = cost(0, 0, n);
   std::vector<std::size_t> s(p + 1);
@@ -161,14 +161,14 @@ template <class W, class Cost, class Fits>
 requires std::invocable<Cost&, std::size_t, std::size_t, std::size_t>
 [[nodiscard]] W nicol_oracle(std::size_t n, std::size_t p, Cost&& cost, Fits&& fits, W lb, W ub,
                              std::size_t* seps = nullptr) {
-  detail::check_parts(p, "irregular::partition::nicol_oracle");
+  irregular::detail::check_parts(p, "irregular::partition::nicol_oracle");
   auto c = [&cost](std::size_t k, std::size_t i, std::size_t j) {
     return static_cast<W>(cost(k, i, j));
   };
   auto f = [&fits](std::size_t k, std::size_t i, std::size_t j, const W& b) {
     return static_cast<bool>(fits(k, i, j, b));
   };
-  detail::ChainSearch<W, decltype(c), detail::NoPrefetch, decltype(f)> search(n, p, c, {}, f);
+  irregular::detail::ChainSearch<W, decltype(c), irregular::detail::NoPrefetch, decltype(f)> search(n, p, c, {}, f);
   std::vector<std::size_t> s(p + 1);
   const W best = search.nicol(lb, false, std::max(lb, ub), s.data());
   if (seps) std::copy(s.begin(), s.end(), seps);

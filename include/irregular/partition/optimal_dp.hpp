@@ -17,14 +17,14 @@ namespace irregular::partition {
 template <class T>
 [[nodiscard]] ChainPartition<wide_t<T>> optimal_dp(const PrefixSums<T>& ps, std::size_t p) {
   using W = wide_t<T>;
-  detail::check_parts(p, "irregular::partition::optimal_dp");
+  irregular::detail::check_parts(p, "irregular::partition::optimal_dp");
   const std::size_t n = ps.size();
   const auto P = ps.data();
   auto cost = [P](std::size_t, std::size_t i, std::size_t j) { return P[j] - P[i]; };
   // More parts than tasks cannot lower the bottleneck below the largest task: cap the rows.
   const std::size_t rows = std::max<std::size_t>(1, std::min(p, n));
-  const W best = detail::dp_bottleneck<W>(n, rows, cost);
-  detail::ChainSearch<W, decltype(cost)> search(n, p, cost);
+  const W best = irregular::detail::dp_bottleneck<W>(n, rows, cost);
+  irregular::detail::ChainSearch<W, decltype(cost)> search(n, p, cost);
   std::vector<std::size_t> s(p + 1);
   search.greedy(best, s.data());
   return make_chain_partition(std::move(s), ps);
@@ -33,7 +33,7 @@ template <class T>
 /// Optimal partition of loads into p parts by dynamic programming, O(p n) time, O(n) memory.
 template <class T>
 [[nodiscard]] ChainPartition<wide_t<T>> optimal_dp(std::span<const T> loads, std::size_t p) {
-  detail::check_parts(p, "irregular::partition::optimal_dp");
+  irregular::detail::check_parts(p, "irregular::partition::optimal_dp");
   return optimal_dp(PrefixSums<T>(loads), p);
 }
 

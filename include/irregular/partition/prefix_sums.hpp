@@ -16,7 +16,7 @@
 
 namespace irregular::partition {
 
-namespace detail_ps {
+namespace detail {
 template <class T>
 struct wide_type {
   static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>,
@@ -25,11 +25,11 @@ struct wide_type {
       std::conditional_t<std::is_floating_point_v<T>, double,
                          std::conditional_t<std::is_unsigned_v<T>, std::uint64_t, std::int64_t>>;
 };
-}  // namespace detail_ps
+}  // namespace detail
 
 /// Accumulator type of loads T: int64/uint64 for integral T, double for floating-point T.
 template <class T>
-using wide_t = typename detail_ps::wide_type<T>::type;
+using wide_t = typename detail::wide_type<T>::type;
 
 /// The n+1 prefix sums of n non-negative loads, validated once so algorithms need not recheck.
 template <class T>
@@ -110,7 +110,7 @@ template <PrefixAccessor A>
 template <PrefixAccessor A>
 using prefix_value_t = std::remove_cvref_t<decltype(prefix_at(std::declval<const A&>(), 0))>;
 
-namespace detail_ps {
+namespace detail {
 // The accessor seen from lo: shifted(x) = pre(lo + x), so the algorithms index from 0.
 template <class A>
 struct Shifted {
@@ -125,6 +125,6 @@ auto shifted(const A& pre, std::size_t lo) {
   else
     return Shifted<A>{pre, lo};
 }
-}  // namespace detail_ps
+}  // namespace detail
 
 }  // namespace irregular::partition

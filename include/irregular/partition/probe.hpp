@@ -26,7 +26,7 @@ template <class T>
 [[nodiscard]] bool probe(const PrefixSums<T>& ps, std::size_t p, wide_t<T> bottleneck,
                          std::vector<std::size_t>* separators = nullptr) {
   using W = wide_t<T>;
-  detail::check_parts(p, "irregular::partition::probe");
+  irregular::detail::check_parts(p, "irregular::partition::probe");
   if constexpr (std::is_floating_point_v<W>)
     if (std::isnan(bottleneck))
       throw invalid_argument("irregular::partition::probe: the bottleneck is NaN");
@@ -47,7 +47,7 @@ template <class T>
       good = boundary;
       boundary += slice;
     }
-    good = detail::bisect_last_true(good, std::min(boundary, n + 1),
+    good = irregular::detail::bisect_last_true(good, std::min(boundary, n + 1),
                                     [&](std::size_t j) { return P[j] - P[prev] <= bottleneck; });
     prev = good;
     if (separators) cuts[k + 1] = good;
@@ -73,7 +73,7 @@ std::size_t greedy_parts_by(std::size_t lo, std::size_t hi, std::size_t cap, Fit
     if (count == cap) return cap + 1;
     // galloping from s: parts are usually short, so this costs O(log(e - s))
     const std::size_t e =
-        detail::gallop_last_true(s, hi, [&](std::size_t x) { return fits(s, x); });
+        irregular::detail::gallop_last_true(s, hi, [&](std::size_t x) { return fits(s, x); });
     if (e == s) return no_fit;
     if (ends) ends->push_back(e);
     ++count;
@@ -93,12 +93,12 @@ std::size_t greedy_parts(const A& pre, std::size_t lo, std::size_t hi, W B, std:
     if (count == cap) return cap + 1;
     std::size_t e;
     if constexpr (std::is_floating_point_v<W>) {  // the cost model: rounded differences
-      e = detail::gallop_last_true(
+      e = irregular::detail::gallop_last_true(
           s, hi, [&](std::size_t x) { return static_cast<W>(prefix_at(pre, x) - ps) <= B; });
     } else {  // integers: one comparison against a saturated limit, the same test exactly
       const W top = ~W{0} > W{0} ? ~W{0} : std::numeric_limits<W>::max();
       const W limit = B > top - ps ? top : static_cast<W>(ps + B);
-      e = detail::gallop_last_true(s, hi,
+      e = irregular::detail::gallop_last_true(s, hi,
                                    [&](std::size_t x) { return prefix_at(pre, x) <= limit; });
     }
     if (e == s) return no_fit;
@@ -159,7 +159,7 @@ template <class W, class Feasible>
   }
 }
 
-namespace detail_probe {
+namespace detail {
 // LB = max(total / p, max task): every part averages total/p and some part holds the largest
 // task. For floating point, part costs are rounded differences of prefix sums, so the bound is
 // lowered by a few ulps of the total to stay below the optimum of that cost model.
@@ -188,18 +188,18 @@ wide_t<T> chain_upper_bound(const PrefixSums<T>& ps, std::size_t p) {
     return std::min(total, total / static_cast<W>(p) + ps.max_load());
   }
 }
-}  // namespace detail_probe
+}  // namespace detail
 
 /// Optimal partition by exact bisection over probes (Pinar & Aykanat's EBS), for comparison.
 template <class T>
 [[nodiscard]] ChainPartition<wide_t<T>> probe_bisection(const PrefixSums<T>& ps, std::size_t p) {
   using W = wide_t<T>;
-  detail::check_parts(p, "irregular::partition::probe_bisection");
+  irregular::detail::check_parts(p, "irregular::partition::probe_bisection");
   const auto P = ps.data();
   auto cost = [P](std::size_t, std::size_t i, std::size_t j) { return P[j] - P[i]; };
-  detail::ChainSearch<W, decltype(cost)> search(ps.size(), p, cost);
+  irregular::detail::ChainSearch<W, decltype(cost)> search(ps.size(), p, cost);
   const W ub = direct_cut(ps, p).bottleneck;
-  const W lb = std::min(ub, detail_probe::chain_lower_bound(ps, p));
+  const W lb = std::min(ub, detail::chain_lower_bound(ps, p));
   const W best = search.exact_bisection(lb, ub);
   std::vector<std::size_t> s(p + 1);
   search.greedy(best, s.data());
@@ -208,7 +208,7 @@ template <class T>
 
 template <class T>
 [[nodiscard]] ChainPartition<wide_t<T>> probe_bisection(std::span<const T> loads, std::size_t p) {
-  detail::check_parts(p, "irregular::partition::probe_bisection");
+  irregular::detail::check_parts(p, "irregular::partition::probe_bisection");
   return probe_bisection(PrefixSums<T>(loads), p);
 }
 

@@ -12,7 +12,7 @@
 
 namespace irregular::partition {
 
-namespace detail_rb {
+namespace detail {
 // The cut between y and y+1 (the task holding the target) is chosen by the weighted rule
 // (t - P[y]) * q <= w * q1, which keeps every child's average within wmax * (1/q_child - 1/q)
 // of what the induction needs: it yields Lmax <= Lavg + wmax * (1 - 1/p) (doc/partition.md).
@@ -22,7 +22,7 @@ void bisect(std::span<const W> P, std::size_t a, std::size_t b, std::size_t firs
   while (q > 1) {
     const std::size_t q1 = q / 2;
     const W len = P[b] - P[a];
-    const std::size_t y = detail::gallop_last_true(a, b, [&](std::size_t j) {
+    const std::size_t y = irregular::detail::gallop_last_true(a, b, [&](std::size_t j) {
       if constexpr (std::is_floating_point_v<W>)
         return (P[j] - P[a]) * static_cast<double>(q) <= len * static_cast<double>(q1);
       else
@@ -50,15 +50,15 @@ void bisect(std::span<const W> P, std::size_t a, std::size_t b, std::size_t firs
     q -= q1;
   }
 }
-}  // namespace detail_rb
+}  // namespace detail
 
 template <class T>
 [[nodiscard]] std::vector<std::size_t> recursive_bisection_separators(const PrefixSums<T>& ps,
                                                                       std::size_t p) {
-  detail::check_parts(p, "irregular::partition::recursive_bisection");
+  irregular::detail::check_parts(p, "irregular::partition::recursive_bisection");
   std::vector<std::size_t> s(p + 1, 0);
   s[p] = ps.size();
-  detail_rb::bisect<wide_t<T>>(ps.data(), 0, ps.size(), 0, p, s);
+  detail::bisect<wide_t<T>>(ps.data(), 0, ps.size(), 0, p, s);
   return s;
 }
 
@@ -72,7 +72,7 @@ template <class T>
 template <class T>
 [[nodiscard]] ChainPartition<wide_t<T>> recursive_bisection(std::span<const T> loads,
                                                             std::size_t p) {
-  detail::check_parts(p, "irregular::partition::recursive_bisection");
+  irregular::detail::check_parts(p, "irregular::partition::recursive_bisection");
   return recursive_bisection(PrefixSums<T>(loads), p);
 }
 

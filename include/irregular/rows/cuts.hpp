@@ -21,7 +21,7 @@
 
 namespace irregular::rows {
 
-namespace detail_cuts {
+namespace detail {
 inline void check_parts(std::size_t p, const char* who) {
   if (p == 0) throw invalid_argument(std::string(who) + ": zero parts");
 }
@@ -36,14 +36,14 @@ bool reaches(W prefix, W total, std::size_t k, std::size_t p) {
     return static_cast<U>(prefix) * static_cast<U>(p) >= static_cast<U>(total) * static_cast<U>(k);
   }
 }
-}  // namespace detail_cuts
+}  // namespace detail
 
 /// The optimal (minimum-bottleneck) cuts of the chain into `parts` parts: p+1 separators, no
 /// empty part when the chain has at least p cells. Ignores the neighbour bound. Throws
 /// irregular::invalid_argument for zero parts or a negative, NaN or infinite load.
 template <class T>
 [[nodiscard]] std::vector<std::size_t> balanced_cuts(std::span<const T> loads, std::size_t parts) {
-  detail_cuts::check_parts(parts, "irregular::rows::balanced_cuts");
+  detail::check_parts(parts, "irregular::rows::balanced_cuts");
   return partition::nicol_plus(partition::PrefixSums<T>(loads), parts).separators;
 }
 
@@ -52,7 +52,7 @@ template <class T>
 /// cells are split evenly. Throws like balanced_cuts.
 template <class T>
 [[nodiscard]] std::vector<std::size_t> paper_cuts(std::span<const T> loads, std::size_t parts) {
-  detail_cuts::check_parts(parts, "irregular::rows::paper_cuts");
+  detail::check_parts(parts, "irregular::rows::paper_cuts");
   const partition::PrefixSums<T> ps(loads);
   using W = partition::wide_t<T>;
   const auto P = ps.data();
@@ -66,7 +66,7 @@ template <class T>
       continue;
     }
     const auto it = std::partition_point(P.begin() + static_cast<std::ptrdiff_t>(cuts[k - 1]), P.end(),
-                                         [&](W x) { return !detail_cuts::reaches<W>(x, total, k, parts); });
+                                         [&](W x) { return !detail::reaches<W>(x, total, k, parts); });
     cuts[k] = static_cast<std::size_t>(it - P.begin());
   }
   return cuts;
@@ -80,7 +80,7 @@ template <class T>
 /// then cut evenly, without loads).
 template <class W>
 [[nodiscard]] std::vector<int> cut_holders(std::span<const W> old_loads, std::size_t parts) {
-  detail_cuts::check_parts(parts, "irregular::rows::cut_holders");
+  detail::check_parts(parts, "irregular::rows::cut_holders");
   const partition::PrefixSums<W> ps(old_loads);
   using V = partition::wide_t<W>;
   const auto P = ps.data();
@@ -90,7 +90,7 @@ template <class W>
   holder.reserve(parts - 1);
   std::size_t i = 0;  // old part under consideration
   for (std::size_t k = 1; k < parts; ++k) {
-    while (i + 1 < old_loads.size() && !detail_cuts::reaches<V>(P[i + 1], total, k, parts)) ++i;
+    while (i + 1 < old_loads.size() && !detail::reaches<V>(P[i + 1], total, k, parts)) ++i;
     holder.push_back(static_cast<int>(i));
   }
   return holder;
@@ -112,15 +112,15 @@ template <class W>
 template <class T, class W>
 [[nodiscard]] std::vector<std::size_t> list_cuts(std::span<const T> segment, std::size_t start, W load_before,
                                                  W total, std::size_t parts) {
-  detail_cuts::check_parts(parts, "irregular::rows::list_cuts");
+  detail::check_parts(parts, "irregular::rows::list_cuts");
   std::vector<std::size_t> out;
   if (!(total > W{0})) return out;
   W prefix = load_before;
   std::size_t k = 1;
-  while (k < parts && detail_cuts::reaches<W>(prefix, total, k, parts)) ++k;  // targets before us
+  while (k < parts && detail::reaches<W>(prefix, total, k, parts)) ++k;  // targets before us
   for (std::size_t i = 0; i < segment.size() && k < parts; ++i) {
     prefix += static_cast<W>(segment[i]);
-    while (k < parts && detail_cuts::reaches<W>(prefix, total, k, parts)) {
+    while (k < parts && detail::reaches<W>(prefix, total, k, parts)) {
       out.push_back(start + i + 1);
       ++k;
     }

@@ -47,7 +47,7 @@ namespace irregular::rows {
   return cuts;
 }
 
-namespace detail_check {
+namespace detail {
 // The greatest separators u with every part in [L cells, load <= B], or false. Every solution
 // x stays below u throughout: u starts at the length bounds N - (p - i) L and is only lowered by
 // rules every solution obeys:
@@ -109,7 +109,7 @@ bool constrained_probe(std::span<const W> P, std::size_t p, std::size_t L, W B, 
   }
   return static_cast<W>(P[N] - P[u[p - 1]]) <= B;
 }
-}  // namespace detail_check
+}  // namespace detail
 
 /// Our optimal legal partition: among all partitions into `parts` parts that satisfy the rule
 /// of `bound` (every part at least bound.min_cells cells, which implies at most NS
@@ -137,7 +137,7 @@ template <class T>
   W max_window{0};  // the heaviest L consecutive cells
   for (std::size_t x = 0; x + L <= grid.cells(); ++x) max_window = std::max(max_window, static_cast<W>(P[x + L] - P[x]));
   std::vector<std::size_t> u, good;
-  auto feasible = [&](W B) { return detail_check::constrained_probe<W>(P, parts, L, B, max_window, u, good); };
+  auto feasible = [&](W B) { return detail::constrained_probe<W>(P, parts, L, B, max_window, u, good); };
   W lo = partition::average_bound(ps.total(), parts);
   if constexpr (std::is_floating_point_v<W>) lo = std::max(W{0}, lo - 16 * std::numeric_limits<W>::epsilon() * ps.total());
   const W hi = std::max(lo, ps.total());

@@ -37,7 +37,7 @@ inline void validate_cuts(const Grid& grid, std::span<const std::size_t> cuts) {
   return adj.wrap_columns ? std::max(m + 1, 2 * m - 1) : m + 1;
 }
 
-namespace detail_nc {
+namespace detail {
 struct Rect {  // cells [c0, c1) x [r0, r1)
   std::size_t c0, c1, r0, r1;
 };
@@ -75,21 +75,21 @@ inline bool rects_touch(const Rect& a, const Rect& b, const Grid& g, const Adjac
   if (adj.stencil == Stencil::eight) return dx <= 1 && dy <= 1;
   return (dx == 0 && dy <= 1) || (dy == 0 && dx <= 1);
 }
-}  // namespace detail_nc
+}  // namespace detail
 
 /// Whether the cells [a0, a1) and [b0, b1) of the chain (two disjoint non-empty runs) hold two
 /// adjacent cells.
 [[nodiscard]] inline bool runs_touch(const Grid& grid, const Adjacency& adj, std::size_t a0, std::size_t a1,
                                      std::size_t b0, std::size_t b1) {
-  std::array<detail_nc::Rect, 3> ra{}, rb{};
-  const int na = detail_nc::part_rects(grid, a0, a1, ra), nb = detail_nc::part_rects(grid, b0, b1, rb);
+  std::array<detail::Rect, 3> ra{}, rb{};
+  const int na = detail::part_rects(grid, a0, a1, ra), nb = detail::part_rects(grid, b0, b1, rb);
   for (int i = 0; i < na; ++i)
     for (int j = 0; j < nb; ++j)
-      if (detail_nc::rects_touch(ra[i], rb[j], grid, adj)) return true;
+      if (detail::rects_touch(ra[i], rb[j], grid, adj)) return true;
   return false;
 }
 
-namespace detail_nc {
+namespace detail {
 // The neighbours of part k (sorted); cuts already validated.
 inline std::vector<int> neighbours_of(const Grid& grid, std::span<const std::size_t> cuts, const Adjacency& adj,
                                       std::size_t k) {
@@ -122,7 +122,7 @@ inline std::vector<int> neighbours_of(const Grid& grid, std::span<const std::siz
     if (runs_touch(grid, adj, a, b, cuts[j], cuts[j + 1])) out.push_back(static_cast<int>(j));
   return out;
 }
-}  // namespace detail_nc
+}  // namespace detail
 
 /// The parts whose cells touch the cells of part k = [cuts[k], cuts[k+1]), sorted, without k
 /// (an empty part touches nothing). Exact. Only the parts within one chain reach of part k are
@@ -134,7 +134,7 @@ inline std::vector<int> neighbours_of(const Grid& grid, std::span<const std::siz
   if (k + 1 >= cuts.size())
     throw invalid_argument("irregular::rows::neighbours_of: part " + std::to_string(k) + " of " +
                            std::to_string(cuts.size() - 1));
-  return detail_nc::neighbours_of(grid, cuts, adj, k);
+  return detail::neighbours_of(grid, cuts, adj, k);
 }
 
 /// neighbours_of for every part.
@@ -142,7 +142,7 @@ inline std::vector<int> neighbours_of(const Grid& grid, std::span<const std::siz
                                                                    const Adjacency& adj) {
   validate_cuts(grid, cuts);
   std::vector<std::vector<int>> out(cuts.size() - 1);
-  for (std::size_t k = 0; k + 1 < cuts.size(); ++k) out[k] = detail_nc::neighbours_of(grid, cuts, adj, k);
+  for (std::size_t k = 0; k + 1 < cuts.size(); ++k) out[k] = detail::neighbours_of(grid, cuts, adj, k);
   return out;
 }
 

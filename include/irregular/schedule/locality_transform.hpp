@@ -48,7 +48,7 @@ enum class LocalityOrder { hilbert, morton, peano, rcb };
                          "' (expected hilbert, morton, peano or rcb)");
 }
 
-namespace detail_locality {
+namespace detail {
 template <int D>
 void check_coordinates(std::span<const std::array<double, D>> xs, const char* who) {
   for (std::size_t v = 0; v < xs.size(); ++v)
@@ -63,7 +63,7 @@ inline std::vector<std::int64_t> numbering(const std::vector<std::int64_t>& orde
   for (std::size_t k = 0; k < order.size(); ++k) T[static_cast<std::size_t>(order[k])] = static_cast<std::int64_t>(k);
   return T;
 }
-}  // namespace detail_locality
+}  // namespace detail
 
 /// T by the curve C: the vertices' bounding box is the H-Tree root, each vertex falls in a cell
 /// at level `level` (default: as fine as 2^20 cells per axis allow, at most C::max_level), and
@@ -72,7 +72,7 @@ inline std::vector<std::int64_t> numbering(const std::vector<std::int64_t>& orde
 template <SpaceFillingCurve C>
 [[nodiscard]] std::vector<std::int64_t> curve_order(std::span<const std::array<double, C::dim>> xs, int level = -1) {
   constexpr int D = C::dim;
-  detail_locality::check_coordinates<D>(xs, "irregular::schedule::curve_order");
+  detail::check_coordinates<D>(xs, "irregular::schedule::curve_order");
   if (level < 0) {
     level = 0;
     while (level < C::max_level && ipow<coord_t>(static_cast<coord_t>(C::arity), level + 1) <= (coord_t{1} << 20))
@@ -100,7 +100,7 @@ template <SpaceFillingCurve C>
   std::sort(keyed.begin(), keyed.end());
   std::vector<std::int64_t> order(xs.size());
   for (std::size_t k = 0; k < keyed.size(); ++k) order[k] = keyed[k].second;
-  return detail_locality::numbering(order);
+  return detail::numbering(order);
 }
 
 /// T by recursive coordinate bisection (Figure 2): split the vertex set at the median of the axis
@@ -108,7 +108,7 @@ template <SpaceFillingCurve C>
 /// vertex number). O(n log n). Throws irregular::invalid_argument for non-finite coordinates.
 template <int D>
 [[nodiscard]] std::vector<std::int64_t> rcb_order(std::span<const std::array<double, D>> xs) {
-  detail_locality::check_coordinates<D>(xs, "irregular::schedule::rcb_order");
+  detail::check_coordinates<D>(xs, "irregular::schedule::rcb_order");
   std::vector<std::int64_t> order(xs.size());
   std::iota(order.begin(), order.end(), std::int64_t{0});
   std::vector<std::pair<std::size_t, std::size_t>> stack{{0, order.size()}};
@@ -134,7 +134,7 @@ template <int D>
     stack.push_back({mid, e});  // lower half popped first: the order is fixed by positions anyway
     stack.push_back({b, mid});
   }
-  return detail_locality::numbering(order);
+  return detail::numbering(order);
 }
 
 /// T by the ordering picked at run time (D = 2 or 3; the curves use their 64-bit indices).

@@ -47,7 +47,7 @@ struct Keyed {
 namespace mpi {
 /// A keyed datum travels as bytes when its datum does.
 template <class I, class Data>
-struct raw_transport<detail::Keyed<I, Data>> : std::bool_constant<is_raw_transportable<Data>> {};
+struct raw_transport<irregular::detail::Keyed<I, Data>> : std::bool_constant<is_raw_transportable<Data>> {};
 }  // namespace mpi
 
 template <class Data, SpaceFillingCurve C>

@@ -103,13 +103,13 @@ struct CollectionInput {
 /// `collect<Stencil>(const CollectionInput<C, M>&) -> GhostLayer<C>`, collective over the
 /// input's communicator (ghost::RequestAnswer, ghost::FaultPrevention,
 /// ghost::InformedFaultPrevention, ghost::ByName). One that declares `ships_values = true`
-/// receives a payload and sends the values with the records (detail_ghost::finish does).
+/// receives a payload and sends the values with the records (detail::finish does).
 template <class G>
 concept GhostStrategy = std::default_initializable<G> && requires(const G& g) {
   { g.name() } -> std::convertible_to<const char*>;
 };
 
-namespace detail_ghost {
+namespace detail {
 
 template <class Index>
 using Key = detail::HnodeKey<Index>;
@@ -285,5 +285,5 @@ GhostLayer<C> finish(const CollectionInput<C, M>& in, std::vector<std::vector<st
   return layer;
 }
 
-}  // namespace detail_ghost
+}  // namespace detail
 }  // namespace irregular

@@ -14,7 +14,7 @@
 
 namespace irregular::ghost {
 
-namespace detail_fp {
+namespace detail {
 
 /// Every offset v != 0 with each v_d between 0 and o_d / arity (rounded away from 0) for some
 /// inverse offset o: where readers finer than a leaf may sit, in units of the leaf's own size. A
@@ -43,7 +43,7 @@ std::vector<std::array<int, static_cast<std::size_t>(S::dim)>> hull_offsets(int 
 /// dropping cells outside the domain along the others.
 template <SpaceFillingCurve C, class Offsets, class F>
 void for_each_shift(const Cell<C::dim>& c, const Offsets& offsets, Periodicity<C::dim> per, F&& f) {
-  const auto n = static_cast<std::int64_t>(detail::axis_cells<C>(c.level));
+  const auto n = static_cast<std::int64_t>(irregular::detail::axis_cells<C>(c.level));
   for (const auto& o : offsets) {
     Cell<C::dim> nb;
     nb.level = c.level;
@@ -60,7 +60,7 @@ void for_each_shift(const Cell<C::dim>& c, const Offsets& offsets, Periodicity<C
   }
 }
 
-}  // namespace detail_fp
+}  // namespace detail
 
 struct FaultPrevention {
   [[nodiscard]] static constexpr const char* name() noexcept { return "fault prevention"; }
@@ -73,13 +73,13 @@ struct FaultPrevention {
     const int me = in.comm.rank(), p = in.comm.size();
     const auto& leaves = in.leaves;
     const auto& map = in.map;
-    static const auto hull = detail_fp::hull_offsets<S>(C::arity);
+    static const auto hull = detail::hull_offsets<S>(C::arity);
     const LevelRange readers = in.options.readers;
-    const detail_ghost::Boundary<C> boundary(map, me, leaves, detail_ghost::reach<S>());
+    const irregular::detail::Boundary<C> boundary(map, me, leaves, irregular::detail::reach<S>());
     // A cell a coarser reader would be: a leaf, so whole on one rank.
     auto coarse_readers = [&](const Cell<C::dim>& cell, std::vector<int>& out) {
-      detail_fp::for_each_shift<C>(cell, S::inverse_offsets, in.periodic, [&](const Cell<C::dim>& nb) {
-        detail_ghost::for_each_remote_holder(map, nb, me, true, [&](int r) { out.push_back(r); });
+      detail::for_each_shift<C>(cell, S::inverse_offsets, in.periodic, [&](const Cell<C::dim>& nb) {
+        irregular::detail::for_each_remote_holder(map, nb, me, true, [&](int r) { out.push_back(r); });
       });
     };
     // Readers coarser than a private root are the same for every leaf in it: found once per root.
@@ -96,19 +96,19 @@ struct FaultPrevention {
         // Same-level readers sit only where the cell is a leaf; finer ones anywhere in it.
         auto holders = [&](bool whole_only) {
           return [&, whole_only](const Cell<C::dim>& nb) {
-            detail_ghost::for_each_remote_holder(map, nb, me, whole_only, [&](int r) { ranks.push_back(r); });
+            irregular::detail::for_each_remote_holder(map, nb, me, whole_only, [&](int r) { ranks.push_back(r); });
           };
         };
         if (S::same_level && readers.contains(level))
-          detail_fp::for_each_shift<C>(cell, S::inverse_offsets, in.periodic, holders(true));
-        if (S::coarser && readers.max > level) detail_fp::for_each_shift<C>(cell, hull, in.periodic, holders(false));
+          detail::for_each_shift<C>(cell, S::inverse_offsets, in.periodic, holders(true));
+        if (S::coarser && readers.max > level) detail::for_each_shift<C>(cell, hull, in.periodic, holders(false));
       }
       if (S::finer && readers.min < level) {
         if (in.options.contact != Contact::stencil) {
           // A coarser reader beside ancestor a touches the leaf only if the leaf lies on a's
           // face toward it; a leaf off every face of a is off every face of a's ancestors too.
           const auto faces = [&](const Cell<C::dim>& a, std::array<int, C::dim>& side) {
-            const coord_t s = detail::axis_cells<C>(cell.level - a.level);
+            const coord_t s = irregular::detail::axis_cells<C>(cell.level - a.level);
             bool any = false;
             for (std::size_t d = 0; d < static_cast<std::size_t>(C::dim); ++d) {
               side[d] = (cell.anchor[d] == a.anchor[d] * s ? 1 : 0) | (cell.anchor[d] + 1 == (a.anchor[d] + 1) * s ? 2 : 0);
@@ -119,10 +119,10 @@ struct FaultPrevention {
           std::array<int, C::dim> side{};
           auto a = cell;
           while (a.level > std::max(0, readers.min)) {  // readers are no coarser than readers.min
-            a = detail::parent_of<C::dim, C::arity>(a);
+            a = irregular::detail::parent_of<C::dim, C::arity>(a);
             if (!faces(a, side)) break;
             if (a.level > readers.max) continue;
-            const auto n = static_cast<std::int64_t>(detail::axis_cells<C>(a.level));
+            const auto n = static_cast<std::int64_t>(irregular::detail::axis_cells<C>(a.level));
             for (const auto& o : S::inverse_offsets) {
               bool touches = true;  // along each axis the reader overlaps a, or lies beside the leaf's face
               for (std::size_t d = 0; d < static_cast<std::size_t>(C::dim) && touches; ++d) {
@@ -133,8 +133,8 @@ struct FaultPrevention {
               }
               if (!touches) continue;
               const std::array<std::array<int, C::dim>, 1> one{o};
-              detail_fp::for_each_shift<C>(a, one, in.periodic, [&](const Cell<C::dim>& nb) {
-                detail_ghost::for_each_remote_holder(map, nb, me, true, [&](int r) { ranks.push_back(r); });
+              detail::for_each_shift<C>(a, one, in.periodic, [&](const Cell<C::dim>& nb) {
+                irregular::detail::for_each_remote_holder(map, nb, me, true, [&](int r) { ranks.push_back(r); });
               });
             }
           }
@@ -148,7 +148,7 @@ struct FaultPrevention {
               root_done[k] = 1;
               auto a = boundary.root(k);
               while (a.level > std::max(0, readers.min)) {
-                a = detail::parent_of<C::dim, C::arity>(a);
+                a = irregular::detail::parent_of<C::dim, C::arity>(a);
                 if (a.level <= readers.max) coarse_readers(a, root_readers[k]);
               }
             }
@@ -156,7 +156,7 @@ struct FaultPrevention {
           }
           auto a = cell;
           while (a.level > std::max(floor, readers.min)) {
-            a = detail::parent_of<C::dim, C::arity>(a);
+            a = irregular::detail::parent_of<C::dim, C::arity>(a);
             if (a.level <= readers.max && !boundary.interior(i, a)) coarse_readers(a, ranks);
           }
         }
@@ -165,8 +165,8 @@ struct FaultPrevention {
       ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
       for (int r : ranks) sends[static_cast<std::size_t>(r)].push_back(i);
     }
-    detail_ghost::Shipment<C> ship(in.payload);
-    return detail_ghost::finish<C, S>(in, sends, ship, &GhostStats::prevention, GhostStats{}, t0, &boundary);
+    irregular::detail::Shipment<C> ship(in.payload);
+    return irregular::detail::finish<C, S>(in, sends, ship, &GhostStats::prevention, GhostStats{}, t0, &boundary);
   }
 };
 

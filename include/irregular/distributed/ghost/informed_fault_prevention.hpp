@@ -20,7 +20,7 @@
 
 namespace irregular::ghost {
 
-namespace detail_ifp {
+namespace detail {
 /// One extension record: a reader leaf (start, level), created or invalidated. When the index
 /// space leaves two bits spare (2D curves), 8 bytes: v = 2·start + span(level), whose lowest set
 /// bit gives the level, and the top bit the flag; otherwise start, level and flag apart.
@@ -42,17 +42,17 @@ struct Told<C, true> {
   std::uint64_t v;
   Told() = default;
   Told(std::uint64_t s, int level, bool create)
-      : v((2 * s + static_cast<std::uint64_t>(detail::span_at<C>(level))) | (create ? flag : 0)) {}
+      : v((2 * s + static_cast<std::uint64_t>(irregular::detail::span_at<C>(level))) | (create ? flag : 0)) {}
   [[nodiscard]] int level() const noexcept {
     const int zeros = std::countr_zero(v & ~flag);  // = dim * (max_level - level)
     return C::max_level - zeros / C::dim;
   }
   [[nodiscard]] std::uint64_t start() const noexcept {
-    return ((v & ~flag) - static_cast<std::uint64_t>(detail::span_at<C>(level()))) / 2;
+    return ((v & ~flag) - static_cast<std::uint64_t>(irregular::detail::span_at<C>(level()))) / 2;
   }
   [[nodiscard]] bool create() const noexcept { return (v & flag) != 0; }
 };
-}  // namespace detail_ifp
+}  // namespace detail
 
 struct InformedFaultPrevention {
   [[nodiscard]] static constexpr const char* name() noexcept { return "informed fault prevention"; }
@@ -68,8 +68,8 @@ struct InformedFaultPrevention {
   static GhostStats extend(const boost::mpi::communicator& comm, std::span<const ExtensionTree<C>> trees, const M& map,
                            Periodicity<C::dim> periodic, std::uint64_t generation, ExtensionCache<C>& cache, int tag,
                            const mpi::MergeOptions& merge = {}) {
-    using Key = detail::HnodeKey<typename C::index_type>;
-    using Told = detail_ifp::Told<C>;
+    using Key = irregular::detail::HnodeKey<typename C::index_type>;
+    using Told = detail::Told<C>;
     GhostStats stats;
     LevelRange hull{INT_MAX, 0};  // the levels this extension speaks for
     for (const auto& t : trees) hull = {std::min(hull.min, t.readers.min), std::max(hull.max, t.readers.max)};
@@ -79,12 +79,12 @@ struct InformedFaultPrevention {
     std::vector<std::vector<Key>> wanted(static_cast<std::size_t>(p));
     std::vector<int> ranks;
     for (const auto& t : trees) {
-      const detail_ghost::Boundary<C> boundary(map, me, t.leaves, detail_ghost::reach<S>());
+      const irregular::detail::Boundary<C> boundary(map, me, t.leaves, irregular::detail::reach<S>());
       for (std::size_t i : boundary.leaves()) {
         if (!t.readers.contains(t.leaves.levels()[i])) continue;
         ranks.clear();
         stencil_cells<C, S>(t.leaves.cell(i), periodic, [&](const Cell<C::dim>& nb) {
-          detail_ghost::for_each_remote_holder(map, nb, me, false, [&](int r) { ranks.push_back(r); });
+          irregular::detail::for_each_remote_holder(map, nb, me, false, [&](int r) { ranks.push_back(r); });
         });
         std::sort(ranks.begin(), ranks.end());
         ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
@@ -165,13 +165,13 @@ struct InformedFaultPrevention {
       auto& s = sends[static_cast<std::size_t>(src)];
       for (const auto& k : heard) {
         if (!readers.contains(k.level)) continue;  // told for another collection
-        detail_ghost::read_by<C, S>(leaves.starts(), leaves.levels(), detail::cell_at<C>(k.start, k.level),
+        irregular::detail::read_by<C, S>(leaves.starts(), leaves.levels(), irregular::detail::cell_at<C>(k.start, k.level),
                                     in.periodic, in.options.contact, in.options.levels, ids);
         s.insert(s.end(), ids.begin(), ids.end());
       }
     }
-    detail_ghost::Shipment<C> ship(in.payload);
-    return detail_ghost::finish<C, S>(in, sends, ship, &GhostStats::prevention, stats, t0);
+    irregular::detail::Shipment<C> ship(in.payload);
+    return irregular::detail::finish<C, S>(in, sends, ship, &GhostStats::prevention, stats, t0);
   }
 };
 

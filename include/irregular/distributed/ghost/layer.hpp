@@ -326,7 +326,7 @@ class GhostLayer : public LinearLeaves<C> {
     } else {
       // serialize() is user code: a throw while saving or loading on one rank must reach every
       // rank as one agreed error, with no value changed (detail/serialized_values.hpp).
-      const auto t = detail_ghost::transfer_serialized<T>(
+      const auto t = detail::transfer_serialized<T>(
           comm, tag, who, fwd, std::span<const int>(out_ranks), out_ids, from, from_offsets,
           std::span<const int>(in_ranks), in_ids, to, to_offsets, combine);
       sent.messages += t.messages;

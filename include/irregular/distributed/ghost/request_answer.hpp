@@ -14,7 +14,7 @@
 
 namespace irregular::ghost {
 
-namespace detail_ra {
+namespace detail {
 /// A space: the part of a stencil cell that another rank holds, and the reader's level (the
 /// holder answers with the levels the stencil reaches from there; any level when it reaches all).
 template <class I>
@@ -26,7 +26,7 @@ struct Request {
   }
   friend bool operator==(const Request&, const Request&) = default;
 };
-}  // namespace detail_ra
+}  // namespace detail
 
 struct RequestAnswer {
   [[nodiscard]] static constexpr const char* name() noexcept { return "request/answer"; }
@@ -39,7 +39,7 @@ struct RequestAnswer {
   GhostLayer<C> collect(const CollectionInput<C, M>& in, Work&& work = [] { return false; }) const {
     using I = typename C::index_type;
     using Record = typename GhostLayer<C>::Record;
-    using Request = detail_ra::Request<I>;
+    using Request = detail::Request<I>;
     constexpr std::uint8_t any_level = 0xff;
     constexpr bool all_levels = S::same_level && S::coarser && S::finer;
     const auto t0 = std::chrono::steady_clock::now();
@@ -47,7 +47,7 @@ struct RequestAnswer {
     const auto& leaves = in.leaves;
     GhostStats stats;
     std::vector<std::vector<Request>> asks(static_cast<std::size_t>(p));
-    const detail_ghost::Boundary<C> boundary(in.map, me, leaves, detail_ghost::reach<S>());
+    const irregular::detail::Boundary<C> boundary(in.map, me, leaves, irregular::detail::reach<S>());
     for (std::size_t i : boundary.leaves()) {
       if (!in.options.readers.contains(leaves.levels()[i])) continue;
       const auto cell = leaves.cell(i);
@@ -62,17 +62,17 @@ struct RequestAnswer {
     mpi::MergedExchange<Request> requests(in.comm, in.tag, in.options.merge);
     mpi::MergedExchange<Record> answers(in.comm, in.tag + 1, in.options.merge);
     std::vector<std::vector<std::size_t>> sends(static_cast<std::size_t>(p));
-    detail_ghost::Shipment<C> ship(in.payload);  // the answers carry the values when there is a payload
+    irregular::detail::Shipment<C> ship(in.payload);  // the answers carry the values when there is a payload
     std::vector<std::size_t> ids;
     std::vector<Record> block;
     auto answer = [&](int src, std::span<const Request> got) {
       ids.clear();
       for (const Request& q : got) {
-        const auto [f, l] = detail::leaves_meeting_sparse<C>(leaves.starts(), leaves.levels(), {q.start, q.end});
+        const auto [f, l] = irregular::detail::leaves_meeting_sparse<C>(leaves.starts(), leaves.levels(), {q.start, q.end});
         for (std::size_t j = f; j < l; ++j) {
           const int lv = leaves.levels()[j];
           if (!in.options.levels.contains(lv)) continue;
-          if (q.level != any_level && !detail_ghost::level_reads<S>(q.level, lv)) continue;
+          if (q.level != any_level && !irregular::detail::level_reads<S>(q.level, lv)) continue;
           ids.push_back(j);
         }
       }
@@ -103,7 +103,7 @@ struct RequestAnswer {
     answers.finish(take);
     stats.request = {requests.stats().messages_sent, requests.stats().bytes_sent};
     stats.answer = {answers.stats().messages_sent, answers.stats().bytes_sent};
-    return detail_ghost::finish<C, S>(in, sends, ship, nullptr, stats, t0, &boundary);
+    return irregular::detail::finish<C, S>(in, sends, ship, nullptr, stats, t0, &boundary);
   }
 };
 

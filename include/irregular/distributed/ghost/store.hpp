@@ -164,10 +164,10 @@ class GhostStore {
   template <Stencil S>
   void neighbours(const LocalLeaves<C>& leaves, const Cell<C::dim>& cell, Periodicity<C::dim> per, Contact contact,
                   LeafNeighbours& out) const {
-    detail_ghost::read_by<C, S>(leaves.starts(), leaves.levels(), cell, per, contact, LevelRange::all(), out.local);
+    detail::read_by<C, S>(leaves.starts(), leaves.levels(), cell, per, contact, LevelRange::all(), out.local);
     out.ghost.clear();
     if (layer_.size() > 0)
-      detail_ghost::read_by<C, S>(layer_.starts(), layer_.levels(), cell, per, contact, LevelRange::all(), out.ghost);
+      detail::read_by<C, S>(layer_.starts(), layer_.levels(), cell, per, contact, LevelRange::all(), out.ghost);
   }
 
   [[nodiscard]] const GhostLayer<C>& layer() const noexcept { return layer_; }

@@ -154,18 +154,18 @@ class RowMap {
     if (rank < 0 || rank >= parts()) return {};
     if (exceptions_.empty()) {  // the cuts are valid (checked on construction): no O(p) pass
       if constexpr (std::is_same_v<std::size_t, std::uint64_t>) {
-        return rows::detail_nc::neighbours_of(g, std::span<const std::size_t>(cuts_), adj, static_cast<std::size_t>(rank));
+        return rows::detail::neighbours_of(g, std::span<const std::size_t>(cuts_), adj, static_cast<std::size_t>(rank));
       } else {
         const std::vector<std::size_t> c(cuts_.begin(), cuts_.end());
-        return rows::detail_nc::neighbours_of(g, c, adj, static_cast<std::size_t>(rank));
+        return rows::detail::neighbours_of(g, c, adj, static_cast<std::size_t>(rank));
       }
     }
     const std::vector<std::size_t> cuts(cuts_.begin(), cuts_.end());
     std::vector<Piece> mine, others;
     for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
       if (cuts[k] == cuts[k + 1]) continue;
-      std::array<rows::detail_nc::Rect, 3> rs{};
-      const int nr = rows::detail_nc::part_rects(g, cuts[k], cuts[k + 1], rs);
+      std::array<rows::detail::Rect, 3> rs{};
+      const int nr = rows::detail::part_rects(g, cuts[k], cuts[k + 1], rs);
       for (int i = 0; i < nr; ++i) {
         bool eaten = false;
         for (const auto& e : exceptions_)
@@ -178,7 +178,7 @@ class RowMap {
     std::vector<char> found(cuts.size() - 1, 0);
     for (const auto& a : mine)
       for (const auto& b : others) {
-        if (found[static_cast<std::size_t>(b.rank)] || !rows::detail_nc::rects_touch(a.box, b.box, g, adj)) continue;
+        if (found[static_cast<std::size_t>(b.rank)] || !rows::detail::rects_touch(a.box, b.box, g, adj)) continue;
         if ((a.whole && b.whole) || cells_touch(a, b, adj)) found[static_cast<std::size_t>(b.rank)] = 1;
       }
     std::vector<int> r;
@@ -211,7 +211,7 @@ class RowMap {
   }
 
  private:
-  using Rect = rows::detail_nc::Rect;  // cells [c0, c1) x [r0, r1)
+  using Rect = rows::detail::Rect;  // cells [c0, c1) x [r0, r1)
   struct Piece {
     Rect box;
     int rank;
@@ -257,7 +257,7 @@ class RowMap {
                                        bool wrap) {
     std::vector<std::size_t> out;
     for (std::size_t x = a0; x < a1; ++x)
-      if (rows::detail_nc::axis_gap(x, x + 1, b0, b1, n, wrap) <= 1) out.push_back(x);
+      if (rows::detail::axis_gap(x, x + 1, b0, b1, n, wrap) <= 1) out.push_back(x);
     return out;
   }
   /// Is some cell of `a` held by a.rank 8-adjacent (with wrap) to a cell of `b` held by b.rank?

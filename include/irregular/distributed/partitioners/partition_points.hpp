@@ -16,8 +16,6 @@
 #include <boost/mpi/communicator.hpp>
 #include <boost/serialization/vector.hpp>
 
-#include <mpi.h>
-
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -85,6 +83,246 @@ inline constexpr int points_tag_right = 3;
 inline constexpr int points_tag_cut = 4;
 inline constexpr int points_tag_return = 5;
 
+/// Agrees on the input before anything moves: the box, `parts` (equal on every rank), the
+/// points and weights. Collective over world.
+template <SpaceFillingCurve C>
+void points_agree_on_input(const boost::mpi::communicator& world, const Box<C::dim>& box,
+                           std::span<const std::array<double, C::dim>> points,
+                           std::span<const double> weights, std::size_t parts) {
+  // One reduction gives the largest and the smallest `parts` (as max - parts).
+  std::uint64_t span_of_parts[2] = {parts, std::numeric_limits<std::uint64_t>::max() - parts};
+  std::uint64_t span_all[2] = {0, 0};
+  boost::mpi::all_reduce(world, span_of_parts, 2, span_all, boost::mpi::maximum<std::uint64_t>());
+  std::optional<std::string> failure;
+  const std::string where = " on rank " + std::to_string(world.rank());
+  try {
+    box.validate();
+  } catch (const irregular::error& e) {
+    failure = std::string(e.what()) + where;
+  }
+  if (!failure && span_all[0] != std::numeric_limits<std::uint64_t>::max() - span_all[1])
+    failure = "irregular::partition_points: parts differs between ranks (from " +
+              std::to_string(std::numeric_limits<std::uint64_t>::max() - span_all[1]) + " to " +
+              std::to_string(span_all[0]) + ")";
+  if (!failure) failure = check_parts_count(parts);
+  if (!failure) failure = check_points<C::dim>(box, points, weights, where);
+  mpi::agree_on(world, failure);
+}
+
+/// The global numbering of the points (rank order) and the weight scale, from O(p) numbers.
+struct PointsNumbering {
+  std::vector<std::uint64_t> home;  // first global index per rank, p + 1 values
+  WeightScale scale;
+};
+
+inline PointsNumbering points_numbering(const boost::mpi::communicator& world, std::size_t n_local,
+                                        std::span<const double> weights) {
+  const int p = world.size();
+  PointsNumbering out;
+  std::vector<std::uint64_t> counts;
+  boost::mpi::all_gather(world, static_cast<std::uint64_t>(n_local), counts);
+  out.home.assign(static_cast<std::size_t>(p) + 1, 0);
+  for (int r = 0; r < p; ++r)
+    out.home[static_cast<std::size_t>(r) + 1] =
+        out.home[static_cast<std::size_t>(r)] + counts[static_cast<std::size_t>(r)];
+  double local_max = n_local > 0 ? 1.0 : 0.0;
+  if (!weights.empty()) local_max = *std::max_element(weights.begin(), weights.end());
+  double max_w = 0;
+  boost::mpi::all_reduce(world, local_max, max_w, boost::mpi::maximum<double>());
+  out.scale = weight_scale(max_w, out.home.back());
+  return out;
+}
+
+/// Curve order: local radix sort (ties by input index), then the sample sort, which keeps the
+/// order of equal keys by source rank and position: the global order is (key, global index).
+/// `first` is this rank's first global index. Collective over world.
+template <SpaceFillingCurve C>
+std::vector<PointRecord<typename C::index_type>> points_in_curve_order(
+    const boost::mpi::communicator& world, const Box<C::dim>& box,
+    std::span<const std::array<double, C::dim>> points, std::span<const double> weights,
+    std::uint64_t first, WeightScale scale) {
+  using Index = typename C::index_type;
+  const std::size_t n_local = points.size();
+  std::vector<PointRecord<Index>> recs(n_local);
+  std::vector<Index> keys(n_local);
+  {
+    std::vector<KeyedPoint<Index>> order(n_local);
+    for (std::size_t i = 0; i < n_local; ++i) order[i] = {point_key<C>(box, points[i]), i};
+    radix_sort_keyed(order);
+    const std::uint64_t unit = quantize(1.0, scale);
+    for (std::size_t j = 0; j < n_local; ++j) {
+      const auto i = order[j].index;
+      recs[j] = {order[j].key, first + i, weights.empty() ? unit : quantize(weights[i], scale)};
+      keys[j] = order[j].key;
+    }
+  }
+  (void)irregular::sample_sort(
+      world, recs, keys, index_end<C>(), [](const PointRecord<Index>& r) { return r.key; },
+      points_tag_sort);
+  return recs;
+}
+
+/// This rank's slice of the global prefix sums of the quantized weights in curve order.
+struct PointsChain {
+  std::vector<std::uint64_t> q;  // Q[first .. first + m]
+  std::uint64_t first = 0;       // global position of this rank's first point
+  std::uint64_t W = 0;           // total weight
+  std::uint64_t maxq = 0;        // largest weight
+};
+
+template <class Index>
+PointsChain points_prefix_slice(const boost::mpi::communicator& world,
+                                const std::vector<PointRecord<Index>>& recs) {
+  const int p = world.size(), rank = world.rank();
+  const std::size_t m = recs.size();
+  std::uint64_t local_sum = 0, local_maxq = 0;
+  for (const auto& r : recs) {
+    local_sum += r.weight;
+    local_maxq = std::max(local_maxq, r.weight);
+  }
+  std::vector<std::uint64_t> slice_counts, slice_sums;
+  boost::mpi::all_gather(world, static_cast<std::uint64_t>(m), slice_counts);
+  boost::mpi::all_gather(world, local_sum, slice_sums);
+  PointsChain c;
+  std::uint64_t offset = 0;
+  for (int r = 0; r < p; ++r) {
+    if (r < rank) {
+      c.first += slice_counts[static_cast<std::size_t>(r)];
+      offset += slice_sums[static_cast<std::size_t>(r)];
+    }
+    c.W += slice_sums[static_cast<std::size_t>(r)];
+  }
+  boost::mpi::all_reduce(world, local_maxq, c.maxq, boost::mpi::maximum<std::uint64_t>());
+  c.q.resize(m + 1);
+  c.q[0] = offset;
+  for (std::size_t i = 0; i < m; ++i) c.q[i + 1] = c.q[i] + recs[i].weight;
+  return c;
+}
+
+/// One greedy probe with bottleneck B: its carry passes along the ranks and the last rank
+/// broadcasts the outcome. Collective over world.
+inline PointsProbeCarry points_probe(const boost::mpi::communicator& world,
+                                     std::span<const std::uint64_t> q, std::uint64_t B,
+                                     std::uint64_t P, std::uint64_t W) {
+  const int p = world.size(), rank = world.rank();
+  PointsProbeCarry c;
+  if (rank > 0) world.recv(rank - 1, points_tag_probe, c);
+  points_probe_slice(q, B, P, c);
+  if (rank + 1 < p) world.send(rank + 1, points_tag_probe, c);
+  if (rank == p - 1) c.attained = std::max(c.attained, W - c.part_start);
+  boost::mpi::broadcast(world, c, p - 1);
+  return c;
+}
+
+/// The optimal bottleneck: Nicol's parametric search over greedy probes, between the average
+/// part and the greedy bound W/P + max w.
+inline std::uint64_t points_bottleneck(const boost::mpi::communicator& world,
+                                       const PointsChain& chain, std::uint64_t P) {
+  const std::uint64_t avg = chain.W / P + (chain.W % P != 0);
+  // Greedy at W/P + max w fits.
+  std::uint64_t lo = std::max(avg, chain.maxq), hi = avg + chain.maxq;
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    const auto c = points_probe(world, chain.q, mid, P, chain.W);
+    if (c.parts <= P)
+      hi = std::min(mid, c.attained);
+    else
+      lo = std::max(mid + 1, c.extension);
+  }
+  return lo;
+}
+
+/// The canonical separators at bottleneck B (tree/partition_points.hpp): L_k by the
+/// right-to-left greedy passed from the last rank down, then s_k left to right; every rank gets
+/// all of them (sep) and the prefix value at each (q_at). Collective over world.
+inline void points_place_separators(const boost::mpi::communicator& world, const PrefixSlice& slice,
+                                    std::uint64_t B, std::uint64_t W, std::uint64_t N,
+                                    std::uint64_t P, std::vector<std::uint64_t>& sep,
+                                    std::vector<std::uint64_t>& q_at) {
+  const int p = world.size(), rank = world.rank();
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> lows;
+  RightGreedyCarry rc{P - 1, W};
+  if (rank + 1 < p) world.recv(rank + 1, points_tag_right, rc);
+  right_greedy_slice(slice, B, rc, lows);
+  if (rank > 0) world.send(rank - 1, points_tag_right, rc);
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> all_lows;
+  boost::mpi::all_gather(world, lows, all_lows);
+  std::vector<std::uint64_t> lower(P + 1, 0);
+  lower[P] = N;
+  for (const auto& v : all_lows)
+    for (const auto& [k, pos] : v) lower[k] = pos;
+
+  std::vector<PlacedSeparator> placed;
+  CutCarry cc;
+  if (rank > 0) world.recv(rank - 1, points_tag_cut, cc);
+  cut_slice(slice, B, W, N, P, lower, cc, placed);
+  if (rank + 1 < p) world.send(rank + 1, points_tag_cut, cc);
+  std::vector<std::vector<PlacedSeparator>> all_placed;
+  boost::mpi::all_gather(world, placed, all_placed);
+  sep.assign(P + 1, N);
+  sep[0] = 0;
+  q_at[P] = W;
+  for (const auto& v : all_placed)
+    for (const auto& s : v) {
+      sep[s.k] = s.position;
+      q_at[s.k] = s.prefix;
+    }
+}
+
+/// Prefix values at given separators: each rank fills those its slice knows (a value is the
+/// same wherever it is known, so the maximum picks it); one reduction.
+inline void points_prefix_at_separators(const boost::mpi::communicator& world,
+                                        const PointsChain& chain,
+                                        const std::vector<std::uint64_t>& sep,
+                                        std::vector<std::uint64_t>& q_at) {
+  const std::uint64_t P = sep.size() - 1, first = chain.first, m = chain.q.size() - 1;
+  std::vector<std::uint64_t> mine(P + 1, 0);
+  for (std::uint64_t k = 0; k <= P; ++k)
+    if (sep[k] >= first && sep[k] <= first + m) mine[k] = chain.q[sep[k] - first];
+  boost::mpi::all_reduce(world, mine.data(), static_cast<int>(P + 1), q_at.data(),
+                         boost::mpi::maximum<std::uint64_t>());
+}
+
+/// Part ids back to the points' home ranks, one message per partner; `part` gets the part of
+/// each of the n_local points of this rank (input order). Frees `recs` before the exchange.
+/// Collective over world.
+template <class Index>
+void points_send_parts_home(const boost::mpi::communicator& world,
+                            std::vector<PointRecord<Index>>& recs,
+                            const std::vector<std::uint64_t>& home, std::uint64_t first,
+                            const std::vector<std::uint64_t>& sep, std::size_t n_local,
+                            std::vector<std::uint32_t>& part) {
+  const int p = world.size();
+  const std::size_t m = recs.size();
+  const std::uint64_t P = sep.size() - 1;
+  std::vector<std::size_t> out_offsets(static_cast<std::size_t>(p) + 1, 0);
+  std::vector<int> dest(m);
+  for (std::size_t i = 0; i < m; ++i) {
+    const auto g = recs[i].global_index;
+    dest[i] = static_cast<int>(std::upper_bound(home.begin(), home.end(), g) - home.begin()) - 1;
+    ++out_offsets[static_cast<std::size_t>(dest[i]) + 1];
+  }
+  for (int r = 0; r < p; ++r)
+    out_offsets[static_cast<std::size_t>(r) + 1] += out_offsets[static_cast<std::size_t>(r)];
+  std::vector<PartOfPoint> out(m);
+  {
+    std::vector<std::size_t> fill(out_offsets.begin(), out_offsets.end() - 1);
+    std::uint64_t k = 0;
+    for (std::size_t i = 0; i < m; ++i) {
+      const std::uint64_t pos = first + i;
+      while (k + 1 < P && sep[k + 1] <= pos) ++k;
+      out[fill[static_cast<std::size_t>(dest[i])]++] = {recs[i].global_index, k};
+    }
+  }
+  recs = {};
+  const auto got =
+      mpi::sparse_exchange(world, std::span<const PartOfPoint>(out),
+                           std::span<const std::size_t>(out_offsets), points_tag_return);
+  part.assign(n_local, 0);
+  const std::uint64_t mine = home[static_cast<std::size_t>(world.rank())];
+  for (const auto& v : got.values) part[v.global_index - mine] = static_cast<std::uint32_t>(v.part);
+}
+
 }  // namespace detail
 
 /// Distributed partition_points: every rank passes its own points (and weights: empty = all 1);
@@ -102,149 +340,26 @@ template <SpaceFillingCurve C>
                                               const Box<C::dim>& box,
                                               std::span<const std::array<double, C::dim>> points,
                                               std::span<const double> weights, std::size_t parts) {
-  using Index = typename C::index_type;
   // The call's own communicator: its tags cannot meet the caller's messages.
   const boost::mpi::communicator world(comm, boost::mpi::comm_duplicate);
-  const int p = world.size(), rank = world.rank();
-  const auto ru = static_cast<std::size_t>(rank);
+  detail::points_agree_on_input<C>(world, box, points, weights, parts);
+  const detail::PointsNumbering numbering = detail::points_numbering(world, points.size(), weights);
+  const auto& home = numbering.home;
+  const std::uint64_t N = home.back(), P = parts;
+  auto recs = detail::points_in_curve_order<C>(
+      world, box, points, weights, home[static_cast<std::size_t>(world.rank())], numbering.scale);
+  const detail::PointsChain chain = detail::points_prefix_slice(world, recs);
+  const std::uint64_t m = recs.size();
+  const detail::PrefixSlice slice{chain.q, chain.first, chain.first + m == N};
 
-  // ---- Agree on the input before anything moves.
-  std::uint64_t span_of_parts[2] = {parts, std::numeric_limits<std::uint64_t>::max() - parts};
-  std::uint64_t span_all[2] = {0, 0};
-  BOOST_MPI_CHECK_RESULT(MPI_Allreduce, (span_of_parts, span_all, 2, MPI_UINT64_T, MPI_MAX, MPI_Comm(world)));
-  std::optional<std::string> failure;
-  const std::string where = " on rank " + std::to_string(rank);
-  try {
-    box.validate();
-  } catch (const error& e) {
-    failure = std::string(e.what()) + where;
-  }
-  if (!failure && span_all[0] != std::numeric_limits<std::uint64_t>::max() - span_all[1])
-    failure = "irregular::partition_points: parts differs between ranks (from " +
-              std::to_string(std::numeric_limits<std::uint64_t>::max() - span_all[1]) + " to " +
-              std::to_string(span_all[0]) + ")";
-  if (!failure) failure = detail::check_parts_count(parts);
-  if (!failure) failure = detail::check_points<C::dim>(box, points, weights, where);
-  mpi::agree_on(world, failure);
-
-  // ---- Global numbering (rank order) and the weight scale, from O(p) numbers.
-  const std::size_t n_local = points.size();
-  std::vector<std::uint64_t> counts;
-  boost::mpi::all_gather(world, static_cast<std::uint64_t>(n_local), counts);
-  std::vector<std::uint64_t> home(static_cast<std::size_t>(p) + 1, 0);  // first global index per rank
-  for (int r = 0; r < p; ++r) home[static_cast<std::size_t>(r) + 1] = home[static_cast<std::size_t>(r)] + counts[static_cast<std::size_t>(r)];
-  const std::uint64_t N = home.back();
-  const std::uint64_t P = parts;
-  double local_max = n_local > 0 ? 1.0 : 0.0;
-  if (!weights.empty()) local_max = *std::max_element(weights.begin(), weights.end());
-  double max_w = 0;
-  boost::mpi::all_reduce(world, local_max, max_w, boost::mpi::maximum<double>());
-  const detail::WeightScale scale = detail::weight_scale(max_w, N);
-
-  // ---- Curve order: local radix sort (ties by input index), then the sample sort, which keeps
-  // the order of equal keys by source rank and position: the global order is (key, global index).
-  std::vector<detail::PointRecord<Index>> recs(n_local);
-  std::vector<Index> keys(n_local);
-  {
-    std::vector<detail::KeyedPoint<Index>> order(n_local);
-    for (std::size_t i = 0; i < n_local; ++i) order[i] = {detail::point_key<C>(box, points[i]), i};
-    detail::radix_sort_keyed(order);
-    const std::uint64_t unit = detail::quantize(1.0, scale);
-    for (std::size_t j = 0; j < n_local; ++j) {
-      const auto i = order[j].index;
-      recs[j] = {order[j].key, home[ru] + i, weights.empty() ? unit : detail::quantize(weights[i], scale)};
-      keys[j] = order[j].key;
-    }
-  }
-  (void)sample_sort(world, recs, keys, detail::index_end<C>(),
-                    [](const detail::PointRecord<Index>& r) { return r.key; }, detail::points_tag_sort);
-
-  // ---- This rank's slice of the global prefix sums.
-  const std::size_t m = recs.size();
-  std::uint64_t local_sum = 0, local_maxq = 0;
-  for (const auto& r : recs) {
-    local_sum += r.weight;
-    local_maxq = std::max(local_maxq, r.weight);
-  }
-  std::vector<std::uint64_t> slice_counts, slice_sums;
-  boost::mpi::all_gather(world, static_cast<std::uint64_t>(m), slice_counts);
-  boost::mpi::all_gather(world, local_sum, slice_sums);
-  std::uint64_t first = 0, offset = 0, W = 0, maxq = 0;
-  for (int r = 0; r < p; ++r) {
-    if (r < rank) {
-      first += slice_counts[static_cast<std::size_t>(r)];
-      offset += slice_sums[static_cast<std::size_t>(r)];
-    }
-    W += slice_sums[static_cast<std::size_t>(r)];
-  }
-  boost::mpi::all_reduce(world, local_maxq, maxq, boost::mpi::maximum<std::uint64_t>());
-  std::vector<std::uint64_t> q(m + 1);
-  q[0] = offset;
-  for (std::size_t i = 0; i < m; ++i) q[i + 1] = q[i] + recs[i].weight;
-  const detail::PrefixSlice slice{q, first, first + m == N};
-
-  // ---- Separators s_0..s_P (replicated) and the prefix value at each.
-  std::vector<std::uint64_t> sep = detail::trivial_separators(N, W, P);
+  // Separators s_0..s_P (replicated) and the prefix value at each.
+  std::vector<std::uint64_t> sep = detail::trivial_separators(N, chain.W, P);
   std::vector<std::uint64_t> q_at(P + 1, 0);
   if (sep.empty()) {
-    // Optimal bottleneck: parametric search over greedy probes; each probe passes its carry
-    // along the ranks and the last rank broadcasts the outcome.
-    auto probe = [&](std::uint64_t B) {
-      detail::PointsProbeCarry c;
-      if (rank > 0) world.recv(rank - 1, detail::points_tag_probe, c);
-      detail::points_probe_slice(q, B, P, c);
-      if (rank + 1 < p) world.send(rank + 1, detail::points_tag_probe, c);
-      if (rank == p - 1) c.attained = std::max(c.attained, W - c.part_start);
-      boost::mpi::broadcast(world, c, p - 1);
-      return c;
-    };
-    const std::uint64_t avg = W / P + (W % P != 0);
-    std::uint64_t lo = std::max(avg, maxq), hi = avg + maxq;  // greedy at W/P + max w fits
-    while (lo < hi) {
-      const std::uint64_t mid = lo + (hi - lo) / 2;
-      const auto c = probe(mid);
-      if (c.parts <= P) hi = std::min(mid, c.attained);
-      else lo = std::max(mid + 1, c.extension);
-    }
-    const std::uint64_t B = lo;
-
-    // L_k: right-to-left greedy, passed from the last rank down.
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> lows;
-    detail::RightGreedyCarry rc{P - 1, W};
-    if (rank + 1 < p) world.recv(rank + 1, detail::points_tag_right, rc);
-    detail::right_greedy_slice(slice, B, rc, lows);
-    if (rank > 0) world.send(rank - 1, detail::points_tag_right, rc);
-    std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> all_lows;
-    boost::mpi::all_gather(world, lows, all_lows);
-    std::vector<std::uint64_t> lower(P + 1, 0);
-    lower[P] = N;
-    for (const auto& v : all_lows)
-      for (const auto& [k, pos] : v) lower[k] = pos;
-
-    // s_k: left to right.
-    std::vector<detail::PlacedSeparator> placed;
-    detail::CutCarry cc;
-    if (rank > 0) world.recv(rank - 1, detail::points_tag_cut, cc);
-    detail::cut_slice(slice, B, W, N, P, lower, cc, placed);
-    if (rank + 1 < p) world.send(rank + 1, detail::points_tag_cut, cc);
-    std::vector<std::vector<detail::PlacedSeparator>> all_placed;
-    boost::mpi::all_gather(world, placed, all_placed);
-    sep.assign(P + 1, N);
-    sep[0] = 0;
-    q_at[P] = W;
-    for (const auto& v : all_placed)
-      for (const auto& s : v) {
-        sep[s.k] = s.position;
-        q_at[s.k] = s.prefix;
-      }
+    const std::uint64_t B = detail::points_bottleneck(world, chain, P);
+    detail::points_place_separators(world, slice, B, chain.W, N, P, sep, q_at);
   } else {
-    // Prefix values at the separators: each rank fills those its slice knows (a value is the
-    // same wherever it is known, so the maximum picks it); one reduction.
-    std::vector<std::uint64_t> mine(P + 1, 0);
-    for (std::uint64_t k = 0; k <= P; ++k)
-      if (sep[k] >= first && sep[k] <= first + m) mine[k] = q[sep[k] - first];
-    BOOST_MPI_CHECK_RESULT(MPI_Allreduce, (mine.data(), q_at.data(), static_cast<int>(P + 1), MPI_UINT64_T,
-                                           MPI_MAX, MPI_Comm(world)));
+    detail::points_prefix_at_separators(world, chain, sep, q_at);
   }
 
   PointPartition result;
@@ -252,35 +367,10 @@ template <SpaceFillingCurve C>
   result.sizes.resize(parts);
   for (std::uint64_t k = 0; k < P; ++k) {
     result.sizes[k] = sep[k + 1] - sep[k];
-    result.loads[k] = detail::dequantize(q_at[k + 1] - q_at[k], scale);
+    result.loads[k] = detail::dequantize(q_at[k + 1] - q_at[k], numbering.scale);
     result.bottleneck = std::max(result.bottleneck, result.loads[k]);
   }
-
-  // ---- Part ids back to the points' home ranks: one message per partner.
-  std::vector<std::size_t> out_offsets(static_cast<std::size_t>(p) + 1, 0);
-  std::vector<int> dest(m);
-  for (std::size_t i = 0; i < m; ++i) {
-    const auto g = recs[i].global_index;
-    dest[i] = static_cast<int>(std::upper_bound(home.begin(), home.end(), g) - home.begin()) - 1;
-    ++out_offsets[static_cast<std::size_t>(dest[i]) + 1];
-  }
-  for (int r = 0; r < p; ++r) out_offsets[static_cast<std::size_t>(r) + 1] += out_offsets[static_cast<std::size_t>(r)];
-  std::vector<detail::PartOfPoint> out(m);
-  {
-    std::vector<std::size_t> fill(out_offsets.begin(), out_offsets.end() - 1);
-    std::uint64_t k = 0;
-    for (std::size_t i = 0; i < m; ++i) {
-      const std::uint64_t pos = first + i;
-      while (k + 1 < P && sep[k + 1] <= pos) ++k;
-      out[fill[static_cast<std::size_t>(dest[i])]++] = {recs[i].global_index, k};
-    }
-  }
-  recs = {};
-  const auto got = mpi::sparse_exchange(world, std::span<const detail::PartOfPoint>(out),
-                                        std::span<const std::size_t>(out_offsets),
-                                        detail::points_tag_return);
-  result.part.assign(n_local, 0);
-  for (const auto& v : got.values) result.part[v.global_index - home[ru]] = static_cast<std::uint32_t>(v.part);
+  detail::points_send_parts_home(world, recs, home, chain.first, sep, points.size(), result.part);
   return result;
 }
 

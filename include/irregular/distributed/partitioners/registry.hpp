@@ -27,7 +27,7 @@
 
 namespace irregular {
 
-namespace detail_registry {
+namespace detail {
 template <SpaceFillingCurve C, bool Rect = (C::dim == 2 || C::dim == 3), bool Rows = (C::dim == 2)>
 struct Kinds {
   using Policies = std::variant<partitioner::SfcBlocking>;
@@ -62,7 +62,7 @@ inline std::string upper(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
 }
-}  // namespace detail_registry
+}  // namespace detail
 
 /// An OwnershipMap holding one of the registry's maps (the runtime twin's map type).
 template <SpaceFillingCurve C>
@@ -72,7 +72,7 @@ class AnyOwnershipMap {
   using index_type = typename C::index_type;
   static constexpr int dim = C::dim;
   static constexpr bool contiguous_segments = false;  // not known at compile time
-  using variant_type = typename detail_registry::Kinds<C>::Maps;
+  using variant_type = typename detail::Kinds<C>::Maps;
 
   AnyOwnershipMap() = default;
   explicit AnyOwnershipMap(int parts) : map_(SegmentMap<C>(parts)) {}
@@ -152,13 +152,13 @@ struct ByName {
 
   /// The policy the name stands for. Throws irregular::invalid_argument for an unknown name.
   template <SpaceFillingCurve C>
-  typename detail_registry::Kinds<C>::Policies by_name() const {
-    const auto n = detail_registry::upper(name);
+  typename detail::Kinds<C>::Policies by_name() const {
+    const auto n = detail::upper(name);
     if (n == "SFC") return SfcBlocking{BlockingCut::optimal};
     if (n == "SFC-GREEDY") return SfcBlocking{BlockingCut::greedy};
     if constexpr (C::dim == 2) {
       BoundedNeighbours bn{.level = level};
-      if (detail_registry::parse_bounded_neighbours(n, bn)) return bn;
+      if (detail::parse_bounded_neighbours(n, bn)) return bn;
     }
     if constexpr (C::dim == 2 || C::dim == 3) {
       try {

@@ -63,6 +63,10 @@ struct ScheduleStats {
   double seconds = 0;                ///< wall time of build_schedule on this rank
 };
 
+namespace detail {
+struct ScheduleBuilder;
+}  // namespace detail
+
 /// A communication schedule and the rewritten indirection array (the inspector's output). Ghost
 /// slot s lives at index local_size() + s of every data array the executor moves. Valid until the
 /// layout is remapped (stale() then; the executor refuses it). Copies share the communicator.
@@ -106,6 +110,7 @@ class CommSchedule {
  private:
   friend CommSchedule build_schedule(const BlockLayout&, std::span<const std::int64_t>,
                                      std::span<const std::int64_t>, ScheduleOptions);
+  friend struct detail::ScheduleBuilder;
   static std::span<const std::int64_t> span_of(const std::vector<std::int64_t>& v,
                                                 const std::vector<std::int64_t>& off, std::size_t j) noexcept {
     return {v.data() + off[j], static_cast<std::size_t>(off[j + 1] - off[j])};
@@ -164,65 +169,103 @@ struct Inbox {
 };
 }  // namespace detail_schedule
 
-/// The inspector. This rank's rows are the local nodes of `layout` (row_offsets has
-/// layout.local_size() + 1 entries, compressed-row offsets into refs); refs are global indices in
-/// [0, n), in the order the loop visits them. Translation asks the replicated block boundaries,
-/// duplicates are fetched once, and the send lists come from the chosen strategy:
-///  - simple: each rank sends its requests (global indices) to their owners, which answer with
-///    their send lists: two communication rounds, any access pattern;
-///  - sort1 / sort2: the pattern must be symmetric; a rank sends to r exactly the local nodes whose
-///    rows reference r's nodes, in increasing local order, and receives r's nodes in increasing
-///    home order, so both sides agree on message order without talking. sort1 collects the send
-///    lists in any order and sorts them; sort2 traverses rows in increasing order and needs no sort.
-/// Throws irregular::collective_error on every rank when some rank passes malformed rows, a
-/// reference outside [0, n) (naming rank and position), or (verify_symmetry) an asymmetric
-/// pattern under sort1/sort2. Collective over layout.comm().
-[[nodiscard]] inline CommSchedule build_schedule(const BlockLayout& layout, std::span<const std::int64_t> row_offsets,
-                                                 std::span<const std::int64_t> refs, ScheduleOptions opt = {}) {
-  using detail_schedule::Inbox;
-  const auto t0 = std::chrono::steady_clock::now();
-  const auto& T = layout.translation();
-  const int me = layout.comm().rank(), p = layout.comm().size();
-  const std::int64_t nl = layout.local_size(), b = layout.local_begin(), e = b + nl, n = T.size();
-  CommSchedule s;
-  s.strategy_ = opt.strategy;
-  s.local_size_ = nl;
-  std::vector<int> ghost_owner;  // per slot
+namespace detail {
 
-  // Phase 1, local: validation, translation, duplicate removal, permutation lists, and for the
-  // sorting strategies the send lists. No communication; one agreement at the end.
-  mpi::agree(layout.comm(), [&] {
-    const std::string who = "irregular::build_schedule: rank " + std::to_string(me) + ": ";
+/// The inspector's phases over one schedule under construction: phase 1 is local (translation,
+/// duplicate removal, ghost slots, permutation lists, the sorting strategies' send lists); the
+/// rounds after it talk (simple's requests and answers, or the symmetry check).
+struct ScheduleBuilder {
+  std::span<const std::int64_t> row_offsets, refs;
+  const ScheduleOptions opt;
+  CommSchedule& s;
+  const schedule::BlockTranslation& T;
+  const int me, p;
+  const std::int64_t nl, b, e, n;      // local nodes, this rank's block [b, e) of [0, n)
+  std::vector<int> ghost_owner;        // per slot
+  std::optional<std::string> failure;  // the first problem a round found here
+
+  ScheduleBuilder(const BlockLayout& layout, std::span<const std::int64_t> row_offsets_,
+                  std::span<const std::int64_t> refs_, ScheduleOptions opt_, CommSchedule& s_)
+      : row_offsets(row_offsets_),
+        refs(refs_),
+        opt(opt_),
+        s(s_),
+        T(layout.translation()),
+        me(layout.comm().rank()),
+        p(layout.comm().size()),
+        nl(layout.local_size()),
+        b(layout.local_begin()),
+        e(b + nl),
+        n(T.size()) {}
+
+  [[nodiscard]] bool is_local(std::int64_t g) const { return g >= b && g < e; }
+
+  /// Phase 1, local: throws irregular::invalid_argument for malformed rows or references.
+  void inspect() {
+    check_rows();
+    const std::vector<std::int64_t> remote = remote_references();
+    const std::vector<int> owner_sorted = home_ranks(remote);
+    assign_ghost_slots(remote, owner_sorted);
+    permutation_lists(owner_sorted);
+    if (opt.strategy == ScheduleStrategy::sort1)
+      send_lists_sort1();
+    else if (opt.strategy == ScheduleStrategy::sort2)
+      send_lists_sort2();
+  }
+
+  [[nodiscard]] std::string who() const {
+    return "irregular::build_schedule: rank " + std::to_string(me) + ": ";
+  }
+
+  void check_rows() const {
     if (static_cast<std::int64_t>(row_offsets.size()) != nl + 1)
-      throw invalid_argument(who + "row_offsets has " + std::to_string(row_offsets.size()) + " entries, expected " +
-                             std::to_string(nl + 1) + " (local nodes + 1)");
-    if (row_offsets[0] != 0 || row_offsets[static_cast<std::size_t>(nl)] != static_cast<std::int64_t>(refs.size()))
-      throw invalid_argument(who + "row_offsets must run from 0 to refs.size() = " + std::to_string(refs.size()));
+      throw invalid_argument(who() + "row_offsets has " + std::to_string(row_offsets.size()) +
+                             " entries, expected " + std::to_string(nl + 1) + " (local nodes + 1)");
+    if (row_offsets[0] != 0 ||
+        row_offsets[static_cast<std::size_t>(nl)] != static_cast<std::int64_t>(refs.size()))
+      throw invalid_argument(
+          who() + "row_offsets must run from 0 to refs.size() = " + std::to_string(refs.size()));
     for (std::int64_t i = 0; i < nl; ++i)
       if (row_offsets[static_cast<std::size_t>(i) + 1] < row_offsets[static_cast<std::size_t>(i)])
-        throw invalid_argument(who + "row_offsets decrease at row " + std::to_string(i));
+        throw invalid_argument(who() + "row_offsets decrease at row " + std::to_string(i));
+  }
+
+  /// Translation and duplicate removal: the distinct remote references, sorted. Sorting them
+  /// also sorts them by (home rank, home local index), since blocks are contiguous in rank order.
+  [[nodiscard]] std::vector<std::int64_t> remote_references() const {
     std::vector<std::int64_t> remote;
     for (std::size_t k = 0; k < refs.size(); ++k) {
       const std::int64_t g = refs[k];
       if (g < 0 || g >= n)
-        throw invalid_argument(who + "reference " + std::to_string(k) + " = " + std::to_string(g) +
-                               " outside [0, " + std::to_string(n) + ")");
-      if (g < b || g >= e) remote.push_back(g);
+        throw invalid_argument(who() + "reference " + std::to_string(k) + " = " +
+                               std::to_string(g) + " outside [0, " + std::to_string(n) + ")");
+      if (!is_local(g)) remote.push_back(g);
     }
-    // Duplicate removal: sorting the remote references also sorts them by (home rank, home local
-    // index), since blocks are contiguous in rank order.
     std::sort(remote.begin(), remote.end());
     remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
-    const std::size_t G = remote.size();
-    std::vector<int> owner_sorted(G);
-    for (std::size_t i = 0, r = 0; i < G; ++i) {
+    return remote;
+  }
+
+  /// Home rank of every (sorted) remote reference, by the replicated block boundaries.
+  [[nodiscard]] std::vector<int> home_ranks(const std::vector<std::int64_t>& remote) const {
+    std::vector<int> owner_sorted(remote.size());
+    for (std::size_t i = 0, r = 0; i < remote.size(); ++i) {
       while (T.end(static_cast<int>(r)) <= remote[i]) ++r;
       owner_sorted[i] = static_cast<int>(r);
     }
+    return owner_sorted;
+  }
+
+  /// The ghost region: a slot per remote reference, and the indirection array rewritten to
+  /// local indices (ghosts at nl + slot).
+  void assign_ghost_slots(const std::vector<std::int64_t>& remote,
+                          const std::vector<int>& owner_sorted) {
+    const std::size_t G = remote.size();
     std::vector<std::int64_t> slot_of(G);
     s.local_refs_.resize(refs.size());
     const auto position = [&](std::int64_t g) {
-      return static_cast<std::size_t>(std::lower_bound(remote.begin(), remote.end(), g) - remote.begin());
+      return static_cast<std::size_t>(std::lower_bound(remote.begin(), remote.end(), g) -
+                                      remote.begin());
     };
     if (opt.strategy == ScheduleStrategy::simple) {
       // Ghost slots in order of first reference, as a hash table hands them out.
@@ -230,7 +273,7 @@ struct Inbox {
       std::int64_t next = 0;
       for (std::size_t k = 0; k < refs.size(); ++k) {
         const std::int64_t g = refs[k];
-        if (g >= b && g < e) {
+        if (is_local(g)) {
           s.local_refs_[k] = g - b;
           continue;
         }
@@ -242,7 +285,7 @@ struct Inbox {
       for (std::size_t i = 0; i < G; ++i) slot_of[i] = static_cast<std::int64_t>(i);
       for (std::size_t k = 0; k < refs.size(); ++k) {
         const std::int64_t g = refs[k];
-        s.local_refs_[k] = (g >= b && g < e) ? g - b : nl + static_cast<std::int64_t>(position(g));
+        s.local_refs_[k] = is_local(g) ? g - b : nl + static_cast<std::int64_t>(position(g));
       }
     }
     s.ghost_globals_.resize(G);
@@ -251,100 +294,114 @@ struct Inbox {
       s.ghost_globals_[static_cast<std::size_t>(slot_of[i])] = remote[i];
       ghost_owner[static_cast<std::size_t>(slot_of[i])] = owner_sorted[i];
     }
-    // Permutation lists: per home rank, its ghosts in message order (slot order; for the sorting
-    // strategies that is home order, consecutive slots).
+  }
+
+  /// Permutation lists: per home rank, its ghosts in message order (slot order; for the sorting
+  /// strategies that is home order, consecutive slots).
+  void permutation_lists(const std::vector<int>& owner_sorted) {
+    const std::size_t G = owner_sorted.size();
     for (std::size_t i = 0; i < G; ++i)
-      if (s.recv_ranks_.empty() || s.recv_ranks_.back() != owner_sorted[i]) s.recv_ranks_.push_back(owner_sorted[i]);
+      if (s.recv_ranks_.empty() || s.recv_ranks_.back() != owner_sorted[i])
+        s.recv_ranks_.push_back(owner_sorted[i]);
     std::vector<std::int64_t> fill(s.recv_ranks_.size() + 1, 0);
     const auto partner_of = [&](int r) {
-      return static_cast<std::size_t>(std::lower_bound(s.recv_ranks_.begin(), s.recv_ranks_.end(), r) -
-                                      s.recv_ranks_.begin());
+      return static_cast<std::size_t>(
+          std::lower_bound(s.recv_ranks_.begin(), s.recv_ranks_.end(), r) - s.recv_ranks_.begin());
     };
     for (std::size_t slot = 0; slot < G; ++slot) ++fill[partner_of(ghost_owner[slot]) + 1];
     for (std::size_t j = 0; j + 1 < fill.size(); ++j) fill[j + 1] += fill[j];
     s.recv_offsets_ = fill;
     s.recv_slots_.resize(G);
     for (std::size_t slot = 0; slot < G; ++slot)
-      s.recv_slots_[static_cast<std::size_t>(fill[partner_of(ghost_owner[slot])]++)] = static_cast<std::int64_t>(slot);
+      s.recv_slots_[static_cast<std::size_t>(fill[partner_of(ghost_owner[slot])]++)] =
+          static_cast<std::int64_t>(slot);
     for (std::size_t j = 0; j < s.recv_ranks_.size() && s.contiguous_receive_; ++j)
       for (auto k = s.recv_offsets_[j] + 1; k < s.recv_offsets_[j + 1]; ++k)
-        if (s.recv_slots_[static_cast<std::size_t>(k)] != s.recv_slots_[static_cast<std::size_t>(k) - 1] + 1) {
+        if (s.recv_slots_[static_cast<std::size_t>(k)] !=
+            s.recv_slots_[static_cast<std::size_t>(k) - 1] + 1) {
           s.contiguous_receive_ = false;
           break;
         }
+  }
 
-    if (opt.strategy == ScheduleStrategy::sort1) {
-      // Send lists gathered as (rank, local node) pairs in reference order, then sorted.
-      std::vector<std::pair<int, std::int64_t>> pairs;
-      for (std::int64_t i = 0; i < nl; ++i)
-        for (auto k = row_offsets[static_cast<std::size_t>(i)]; k < row_offsets[static_cast<std::size_t>(i) + 1]; ++k) {
-          const std::int64_t l = s.local_refs_[static_cast<std::size_t>(k)];
-          if (l >= nl) pairs.emplace_back(ghost_owner[static_cast<std::size_t>(l - nl)], i);
-        }
-      std::sort(pairs.begin(), pairs.end());
-      pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-      for (const auto& [r, i] : pairs) {
-        if (s.send_ranks_.empty() || s.send_ranks_.back() != r) {
-          s.send_ranks_.push_back(r);
-          s.send_offsets_.push_back(static_cast<std::int64_t>(s.send_list_.size()));
-        }
-        s.send_list_.push_back(i);
-        s.send_offsets_.back() = static_cast<std::int64_t>(s.send_list_.size());
+  /// Calls f(i, r) for every reference of row i to a ghost of home rank r, rows in increasing
+  /// local order.
+  template <class F>
+  void each_ghost_reference(F&& f) const {
+    for (std::int64_t i = 0; i < nl; ++i)
+      for (auto k = row_offsets[static_cast<std::size_t>(i)];
+           k < row_offsets[static_cast<std::size_t>(i) + 1]; ++k) {
+        const std::int64_t l = s.local_refs_[static_cast<std::size_t>(k)];
+        if (l >= nl) f(i, ghost_owner[static_cast<std::size_t>(l - nl)]);
       }
-    } else if (opt.strategy == ScheduleStrategy::sort2) {
-      // Rows in increasing local order: each list comes out sorted; O(p) counters, two passes.
-      std::vector<std::int64_t> count(static_cast<std::size_t>(p), 0), last(static_cast<std::size_t>(p), -1);
-      for (std::int64_t i = 0; i < nl; ++i)
-        for (auto k = row_offsets[static_cast<std::size_t>(i)]; k < row_offsets[static_cast<std::size_t>(i) + 1]; ++k) {
-          const std::int64_t l = s.local_refs_[static_cast<std::size_t>(k)];
-          if (l < nl) continue;
-          const auto r = static_cast<std::size_t>(ghost_owner[static_cast<std::size_t>(l - nl)]);
-          if (last[r] != i) {
-            last[r] = i;
-            ++count[r];
-          }
-        }
-      std::vector<std::int64_t>& cursor = last;
-      for (int r = 0; r < p; ++r)
-        if (count[static_cast<std::size_t>(r)] > 0) {
-          cursor[static_cast<std::size_t>(r)] = s.send_offsets_.back();
-          s.send_ranks_.push_back(r);
-          s.send_offsets_.push_back(s.send_offsets_.back() + count[static_cast<std::size_t>(r)]);
-        }
-      s.send_list_.resize(static_cast<std::size_t>(s.send_offsets_.back()));
-      std::fill(count.begin(), count.end(), -1);  // now: the last row appended per rank
-      for (std::int64_t i = 0; i < nl; ++i)
-        for (auto k = row_offsets[static_cast<std::size_t>(i)]; k < row_offsets[static_cast<std::size_t>(i) + 1]; ++k) {
-          const std::int64_t l = s.local_refs_[static_cast<std::size_t>(k)];
-          if (l < nl) continue;
-          const auto r = static_cast<std::size_t>(ghost_owner[static_cast<std::size_t>(l - nl)]);
-          if (count[r] != i) {
-            count[r] = i;
-            s.send_list_[static_cast<std::size_t>(cursor[r]++)] = i;
-          }
-        }
-    }
-  });
+  }
 
-  s.comm_ = boost::mpi::communicator(layout.comm(), boost::mpi::comm_duplicate);
-  s.token_ = layout.generation_token();
-  s.generation_ = layout.generation();
-  std::optional<std::string> failure;
-  const auto fail = [&](std::string m) {
+  /// schedule_sort1: send lists gathered as (rank, local node) pairs in reference order, then
+  /// sorted.
+  void send_lists_sort1() {
+    std::vector<std::pair<int, std::int64_t>> pairs;
+    each_ghost_reference([&](std::int64_t i, int r) { pairs.emplace_back(r, i); });
+    std::sort(pairs.begin(), pairs.end());
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+    for (const auto& [r, i] : pairs) {
+      if (s.send_ranks_.empty() || s.send_ranks_.back() != r) {
+        s.send_ranks_.push_back(r);
+        s.send_offsets_.push_back(static_cast<std::int64_t>(s.send_list_.size()));
+      }
+      s.send_list_.push_back(i);
+      s.send_offsets_.back() = static_cast<std::int64_t>(s.send_list_.size());
+    }
+  }
+
+  /// schedule_sort2: rows in increasing local order, so each list comes out sorted; O(p)
+  /// counters, two passes (count, then fill).
+  void send_lists_sort2() {
+    const auto up = static_cast<std::size_t>(p);
+    std::vector<std::int64_t> count(up, 0), last(up, -1);
+    each_ghost_reference([&](std::int64_t i, int owner) {
+      const auto r = static_cast<std::size_t>(owner);
+      if (last[r] != i) {
+        last[r] = i;
+        ++count[r];
+      }
+    });
+    std::vector<std::int64_t>& cursor = last;
+    for (int r = 0; r < p; ++r)
+      if (count[static_cast<std::size_t>(r)] > 0) {
+        cursor[static_cast<std::size_t>(r)] = s.send_offsets_.back();
+        s.send_ranks_.push_back(r);
+        s.send_offsets_.push_back(s.send_offsets_.back() + count[static_cast<std::size_t>(r)]);
+      }
+    s.send_list_.resize(static_cast<std::size_t>(s.send_offsets_.back()));
+    std::fill(count.begin(), count.end(), -1);  // now: the last row appended per rank
+    each_ghost_reference([&](std::int64_t i, int owner) {
+      const auto r = static_cast<std::size_t>(owner);
+      if (count[r] != i) {
+        count[r] = i;
+        s.send_list_[static_cast<std::size_t>(cursor[r]++)] = i;
+      }
+    });
+  }
+
+  void fail(std::string m) {
     if (!failure) failure = std::move(m);
-  };
-  std::vector<std::int64_t> message;
-  const auto send_ghost_globals = [&](mpi::MergedExchange<std::int64_t>& x) {
+  }
+
+  /// Every home rank gets the global indices of its ghosts here, in slot order.
+  void send_ghost_globals(mpi::MergedExchange<std::int64_t>& x) const {
+    std::vector<std::int64_t> message;
     for (std::size_t j = 0; j < s.recv_ranks_.size(); ++j) {
       message.clear();
-      for (const auto slot : s.recv_slots(j)) message.push_back(s.ghost_globals_[static_cast<std::size_t>(slot)]);
+      for (const auto slot : s.recv_slots(j))
+        message.push_back(s.ghost_globals_[static_cast<std::size_t>(slot)]);
       x.send(s.recv_ranks_[j], std::span<const std::int64_t>(message));
     }
-  };
+  }
 
-  if (opt.strategy == ScheduleStrategy::simple) {
-    // Round 1: requests (global indices, in the requester's slot order) to their owners.
-    Inbox requests;
+  /// schedule simple, round 1: requests (global indices, in the requester's slot order) to their
+  /// owners, whose send lists they become.
+  void request_send_lists() {
+    detail_schedule::Inbox requests;
     {
       mpi::MergedExchange<std::int64_t> x(s.comm_, detail_schedule::request_tag);
       send_ghost_globals(x);
@@ -354,35 +411,43 @@ struct Inbox {
     requests.for_each_source([&](int src, std::span<const std::int64_t> recs) {
       s.send_ranks_.push_back(src);
       for (const std::int64_t g : recs) {
-        if (g < b || g >= e)
-          fail("irregular::build_schedule: rank " + std::to_string(src) + " asked rank " + std::to_string(me) +
-               " for index " + std::to_string(g) + ", which it does not hold (layouts differ?)");
+        if (!is_local(g))
+          fail("irregular::build_schedule: rank " + std::to_string(src) + " asked rank " +
+               std::to_string(me) + " for index " + std::to_string(g) +
+               ", which it does not hold (layouts differ?)");
         s.send_list_.push_back(g - b);
       }
       s.send_offsets_.push_back(static_cast<std::int64_t>(s.send_list_.size()));
     });
-    // Round 2: each owner answers with its send list (the local references it will send in).
-    {
-      mpi::MergedExchange<std::int64_t> x(s.comm_, detail_schedule::answer_tag);
-      for (std::size_t j = 0; j < s.send_ranks_.size(); ++j) x.send(s.send_ranks_[j], s.send_list(j));
-      x.finish([&](int src, std::span<const std::int64_t> recs) {
-        const auto j = static_cast<std::size_t>(std::lower_bound(s.recv_ranks_.begin(), s.recv_ranks_.end(), src) -
-                                                s.recv_ranks_.begin());
-        if (j == s.recv_ranks_.size() || s.recv_ranks_[j] != src || recs.size() != s.recv_slots(j).size()) {
-          fail("irregular::build_schedule: rank " + std::to_string(src) + " answered rank " + std::to_string(me) +
-               " with a send list it did not ask for");
-          return;
-        }
-        const auto slots = s.recv_slots(j);
-        for (std::size_t k = 0; k < recs.size(); ++k)
-          if (T.global(src, recs[k]) != s.ghost_globals_[static_cast<std::size_t>(slots[k])])
-            fail("irregular::build_schedule: rank " + std::to_string(src) + " answered out of order");
-      });
-      detail_schedule::add(s.stats_, x.stats());
-    }
-  } else if (opt.verify_symmetry) {
-    // Debug check of the declared symmetry: what each rank expects from r must be r's send list.
-    Inbox expected;
+  }
+
+  /// schedule simple, round 2: each owner answers with its send list (the local references it
+  /// will send in), checked against what was asked.
+  void answer_send_lists() {
+    mpi::MergedExchange<std::int64_t> x(s.comm_, detail_schedule::answer_tag);
+    for (std::size_t j = 0; j < s.send_ranks_.size(); ++j) x.send(s.send_ranks_[j], s.send_list(j));
+    x.finish([&](int src, std::span<const std::int64_t> recs) {
+      const auto j = static_cast<std::size_t>(
+          std::lower_bound(s.recv_ranks_.begin(), s.recv_ranks_.end(), src) -
+          s.recv_ranks_.begin());
+      if (j == s.recv_ranks_.size() || s.recv_ranks_[j] != src ||
+          recs.size() != s.recv_slots(j).size()) {
+        fail("irregular::build_schedule: rank " + std::to_string(src) + " answered rank " +
+             std::to_string(me) + " with a send list it did not ask for");
+        return;
+      }
+      const auto slots = s.recv_slots(j);
+      for (std::size_t k = 0; k < recs.size(); ++k)
+        if (T.global(src, recs[k]) != s.ghost_globals_[static_cast<std::size_t>(slots[k])])
+          fail("irregular::build_schedule: rank " + std::to_string(src) + " answered out of order");
+    });
+    detail_schedule::add(s.stats_, x.stats());
+  }
+
+  /// Debug check of the declared symmetry (sort1, sort2): what each rank expects from r must be
+  /// r's send list.
+  void verify_symmetry() {
+    detail_schedule::Inbox expected;
     mpi::MergedExchange<std::int64_t> x(s.comm_, detail_schedule::check_tag);
     send_ghost_globals(x);
     x.finish([&](int src, std::span<const std::int64_t> recs) { expected.add(src, recs); });
@@ -390,12 +455,14 @@ struct Inbox {
     std::size_t j = 0;
     const auto mismatch = [&](int r, std::size_t wants, std::size_t sends) {
       fail("irregular::build_schedule: the access pattern is not symmetric, which schedule_" +
-           std::string(to_string(opt.strategy)) + " presupposes: rank " + std::to_string(r) + " needs " +
-           std::to_string(wants) + " values from rank " + std::to_string(me) + ", whose rows reference " +
-           std::to_string(sends) + " of rank " + std::to_string(r) + "'s nodes");
+           std::string(irregular::to_string(opt.strategy)) + " presupposes: rank " +
+           std::to_string(r) + " needs " + std::to_string(wants) + " values from rank " +
+           std::to_string(me) + ", whose rows reference " + std::to_string(sends) + " of rank " +
+           std::to_string(r) + "'s nodes");
     };
     expected.for_each_source([&](int src, std::span<const std::int64_t> recs) {
-      for (; j < s.send_ranks_.size() && s.send_ranks_[j] < src; ++j) mismatch(s.send_ranks_[j], 0, s.send_list(j).size());
+      for (; j < s.send_ranks_.size() && s.send_ranks_[j] < src; ++j)
+        mismatch(s.send_ranks_[j], 0, s.send_list(j).size());
       const bool partner = j < s.send_ranks_.size() && s.send_ranks_[j] == src;
       const auto list = partner ? s.send_list(j) : std::span<const std::int64_t>();
       bool same = list.size() == recs.size();
@@ -405,7 +472,48 @@ struct Inbox {
     });
     for (; j < s.send_ranks_.size(); ++j) mismatch(s.send_ranks_[j], 0, s.send_list(j).size());
   }
-  mpi::agree_on(s.comm_, failure);
+};
+
+}  // namespace detail
+
+/// The inspector. This rank's rows are the local nodes of `layout` (row_offsets has
+/// layout.local_size() + 1 entries, compressed-row offsets into refs); refs are global indices in
+/// [0, n), in the order the loop visits them. Translation asks the replicated block boundaries,
+/// duplicates are fetched once, and the send lists come from the chosen strategy:
+///  - simple: each rank sends its requests (global indices) to their owners, which answer with
+///    their send lists: two communication rounds, any access pattern;
+///  - sort1 / sort2: the pattern must be symmetric; a rank sends to r exactly the local nodes whose
+///    rows reference r's nodes, in increasing local order, and receives r's nodes in increasing
+///    home order, so both sides agree on message order without talking. sort1 collects the send
+///    lists in any order and sorts them; sort2 traverses rows in increasing order and needs no
+///    sort.
+/// Throws irregular::collective_error on every rank when some rank passes malformed rows, a
+/// reference outside [0, n) (naming rank and position), or (verify_symmetry) an asymmetric
+/// pattern under sort1/sort2. Collective over layout.comm().
+[[nodiscard]] inline CommSchedule build_schedule(const BlockLayout& layout,
+                                                 std::span<const std::int64_t> row_offsets,
+                                                 std::span<const std::int64_t> refs,
+                                                 ScheduleOptions opt = {}) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CommSchedule s;
+  s.strategy_ = opt.strategy;
+  s.local_size_ = layout.local_size();
+  detail::ScheduleBuilder builder(layout, row_offsets, refs, opt, s);
+
+  // Phase 1, local: validation, translation, duplicate removal, permutation lists, and for the
+  // sorting strategies the send lists. No communication; one agreement at the end.
+  mpi::agree(layout.comm(), [&] { builder.inspect(); });
+
+  s.comm_ = boost::mpi::communicator(layout.comm(), boost::mpi::comm_duplicate);
+  s.token_ = layout.generation_token();
+  s.generation_ = layout.generation();
+  if (opt.strategy == ScheduleStrategy::simple) {
+    builder.request_send_lists();
+    builder.answer_send_lists();
+  } else if (opt.verify_symmetry) {
+    builder.verify_symmetry();
+  }
+  mpi::agree_on(s.comm_, builder.failure);
   s.stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return s;
 }

@@ -46,7 +46,6 @@ struct OutgoingGather {
   std::span<const ByteRegion> regions;
 };
 
-namespace detail_nbx {
 
 /// Calls f(p, at, len) for each part of the bytes [offset, offset + n) of a message laid over
 /// `regions`: len bytes at p, which are the piece's bytes [at, at + len).
@@ -150,7 +149,6 @@ void receive_message(MPI_Comm comm, int tag, MPI_Message msg, const MPI_Status& 
   stats.bytes_received += total;
 }
 
-}  // namespace detail_nbx
 
 /// NBX: synchronous sends (their completion means the partner matched them), a probe loop that
 /// receives whatever arrives, and a non-blocking barrier entered once all own sends completed;
@@ -176,7 +174,7 @@ void nbx_exchange(MPI_Comm comm, int tag, std::span<const OutgoingGather> sends,
     IRREGULAR_ASSERT(bytes > 0);
   }
 #endif
-  detail_nbx::post_messages(comm, tag, sends, true, requests, stats, piece_bytes);
+  detail::post_messages(comm, tag, sends, true, requests, stats, piece_bytes);
 
   MPI_Request barrier = MPI_REQUEST_NULL;
   bool in_barrier = false;
@@ -186,7 +184,7 @@ void nbx_exchange(MPI_Comm comm, int tag, std::span<const OutgoingGather> sends,
     MPI_Status status;
     BOOST_MPI_CHECK_RESULT(MPI_Improbe, (MPI_ANY_SOURCE, tag, comm, &arrived, &msg, &status));
     if (arrived) {
-      detail_nbx::receive_message(comm, tag, msg, status, sink, stats, piece_bytes);
+      detail::receive_message(comm, tag, msg, status, sink, stats, piece_bytes);
       continue;
     }
     int done = 0;
@@ -220,12 +218,12 @@ void partner_exchange(MPI_Comm comm, int tag, std::span<const OutgoingGather> se
   IRREGULAR_ASSERT(piece_bytes > 0 && piece_bytes <= static_cast<std::size_t>(INT32_MAX));
   std::vector<MPI_Request> requests;
   requests.reserve(sends.size());
-  detail_nbx::post_messages(comm, tag, sends, false, requests, stats, piece_bytes);
+  detail::post_messages(comm, tag, sends, false, requests, stats, piece_bytes);
   for (const int source : sources) {
     MPI_Message msg;
     MPI_Status status;
     BOOST_MPI_CHECK_RESULT(MPI_Mprobe, (source, tag, comm, &msg, &status));
-    detail_nbx::receive_message(comm, tag, msg, status, sink, stats, piece_bytes);
+    detail::receive_message(comm, tag, msg, status, sink, stats, piece_bytes);
   }
   BOOST_MPI_CHECK_RESULT(MPI_Waitall,
                          (static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-namespace irregular::detail_ghost {
+namespace irregular::detail {
 
 /// What this rank sent in one transfer.
 struct ValueTraffic {
@@ -187,4 +187,4 @@ ValueTraffic transfer_serialized(const boost::mpi::communicator& comm, int tag, 
   return {stats.messages_sent, stats.bytes_sent};
 }
 
-}  // namespace irregular::detail_ghost
+}  // namespace irregular::detail

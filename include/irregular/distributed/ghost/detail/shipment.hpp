@@ -27,7 +27,7 @@ struct RawPayload {
   std::vector<std::byte>* ghost_bytes = nullptr;  ///< out: the ghosts' values, ghost after ghost
 };
 
-namespace detail_ghost {
+namespace detail {
 
 /// Records travel as GhostLayer records. Without a payload a partner's share is its records;
 /// with one it is a block: a header unit (record count, value bytes), the records, the values
@@ -136,5 +136,5 @@ class Shipment {
   std::vector<std::byte> values_;
 };
 
-}  // namespace detail_ghost
+}  // namespace detail
 }  // namespace irregular

@@ -194,7 +194,7 @@ class LandingSink {
   }
   // Copies the message's bytes [offset, offset + n) out of the receive map.
   void gather(std::size_t offset, std::size_t n, char* out) const {
-    detail::detail_nbx::for_each_part(map_, offset, n,
+    detail::for_each_part(map_, offset, n,
                                       [out](const char* p, std::size_t at, std::size_t len) { std::memcpy(out + at, p, len); });
   }
   void fail(int source, std::size_t total) {
