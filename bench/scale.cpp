@@ -219,7 +219,7 @@ class Pipeline {
     irr::mpi::agree(comm_, [&] {
       loads_.resize(leaves_.size());
       for (std::size_t i = 0; i < leaves_.size(); ++i)
-        loads_[i] = Metric{}(leaves_.cell(i), static_cast<std::size_t>(leaves_.counts_[i]));
+        loads_[i] = Metric{}(leaves_.cell(i), static_cast<std::size_t>(leaves_.counts()[i]));
     });
     return settled;
   }

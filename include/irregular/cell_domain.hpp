@@ -58,20 +58,22 @@ struct Adjacent {
   std::size_t id;  ///< local leaf id, or ghost id when `ghost`
   bool ghost;
   int level;
-  int dimension;                 ///< of the shared boundary: D-1 for a face, 0 for a corner
-  std::array<int, D> direction;  ///< per axis: -1 (the neighbour lies below), +1 (above), 0 (overlap)
+  int dimension;  ///< of the shared boundary: D-1 for a face, 0 for a corner
+  std::array<int, D>
+      direction;  ///< per axis: -1 (the neighbour lies below), +1 (above), 0 (overlap)
 };
 
 /// One distributed grid: leaves of curve C, each with a Data; mapped by Partitioner P; read by
 /// stencil S (ghosts, neighbours).
 template <class Data, Stencil S, SpaceFillingCurve C, class Metric = load::Constant,
           class P = partitioner::SfcBlocking>
-  requires LoadMetric<Metric, C::dim> && (S::dim == C::dim) && Partitioner<P, C> && std::default_initializable<Data>
-class CellDomain {
+requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
+    Partitioner<P, C>&& std::default_initializable<Data> class CellDomain {
   using Core = detail::DomainCore<CellStore<Data, C>, C, Metric, P>;
   using Keyed = typename CellStore<Data, C>::Keyed;
   static_assert(!detail::PerElementMetric<Metric>,
-                "irregular::CellDomain: leaves hold data, not elements; use load::Constant, weighted or Measured");
+                "irregular::CellDomain: leaves hold data, not elements; use load::Constant, "
+                "weighted or Measured");
 
  public:
   static constexpr int dim = C::dim;
@@ -87,26 +89,30 @@ class CellDomain {
   /// irregular::collective_error on every rank for a bad box or level, a leaf budget exceeded,
   /// or an init that throws anywhere. Collective over comm (duplicates it).
   template <class Init>
-    requires std::invocable<Init&, const Cell<C::dim>&>
-  CellDomain(const boost::mpi::communicator& comm, Box<dim> box, int level, Init init, options_type options = {})
+  requires std::invocable < Init&, const Cell<C::dim>
+  & > CellDomain(const boost::mpi::communicator& comm, Box<dim> box, int level, Init init,
+                 options_type options = {})
       : core_(comm, box, std::move(options), [&] {
           if (level < 0 || level > C::max_level)
             throw invalid_argument("irregular::CellDomain: level " + std::to_string(level) +
-                                   " outside [0, max_level = " + std::to_string(C::max_level) + "]");
+                                   " outside [0, max_level = " + std::to_string(C::max_level) +
+                                   "]");
         }) {
     const int p = core_.comm_.size(), me = core_.comm_.rank();
     const index_type cells = detail::index_end<C>() / detail::span_at<C>(level);
     const auto share = [&](int r) {  // first cell of rank r: r * cells / p without overflow
-      return static_cast<index_type>(cells / static_cast<index_type>(p) * static_cast<index_type>(r) +
-                                     cells % static_cast<index_type>(p) * static_cast<index_type>(r) /
-                                         static_cast<index_type>(p));
+      return static_cast<index_type>(cells / static_cast<index_type>(p) *
+                                         static_cast<index_type>(r) +
+                                     cells % static_cast<index_type>(p) *
+                                         static_cast<index_type>(r) / static_cast<index_type>(p));
     };
     std::vector<index_type> splitters(static_cast<std::size_t>(p) + 1);
-    for (int r = 0; r <= p; ++r) splitters[static_cast<std::size_t>(r)] = share(r) * detail::span_at<C>(level);
+    for (int r = 0; r <= p; ++r)
+      splitters[static_cast<std::size_t>(r)] = share(r) * detail::span_at<C>(level);
     mpi::agree(core_.comm_.get(), [&] {
       const auto n = static_cast<std::size_t>(share(me + 1) - share(me));
       if (n > core_.max_leaves_) detail::leaf_budget_exceeded(core_.max_leaves_);
-      core_.leaves_.starts_.reserve(n);
+      core_.leaves_.reserve(n);
       core_.store_.data.reserve(n);
       for (index_type k = share(me); k < share(me + 1); ++k) {
         core_.leaves_.push_back(k * detail::span_at<C>(level), level, 1);
@@ -129,34 +135,41 @@ class CellDomain {
     std::vector<index_type> keys;
     mpi::agree(core_.comm_.get(), [&] {
       if (cells.size() != data.size())
-        throw invalid_argument("irregular::CellDomain: " + std::to_string(cells.size()) + " cells and " +
-                               std::to_string(data.size()) + " data on rank " + std::to_string(core_.comm_.rank()));
+        throw invalid_argument("irregular::CellDomain: " + std::to_string(cells.size()) +
+                               " cells and " + std::to_string(data.size()) + " data on rank " +
+                               std::to_string(core_.comm_.rank()));
       for (std::size_t i = 0; i < cells.size(); ++i) {
         keys.push_back(curve::checked_index<C>(cells[i]) * detail::span_at<C>(cells[i].level));
-        keyed.push_back(Keyed{keys.back(), static_cast<std::uint8_t>(cells[i].level), std::move(data[i])});
+        keyed.push_back(
+            Keyed{keys.back(), static_cast<std::uint8_t>(cells[i].level), std::move(data[i])});
       }
     });
-    (void)sample_sort(core_.comm_.get(), keyed, keys, detail::index_end<C>(), [](const Keyed& k) { return k.start; },
-                      Core::tag_migrate);
+    (void)sample_sort(
+        core_.comm_.get(), keyed, keys, detail::index_end<C>(),
+        [](const Keyed& k) { return k.start; }, Core::tag_migrate);
     // Tiling: each run is contiguous, and the runs join end to start from 0 to the domain end.
-    std::array<detail::IndexWire, 2> ends{detail::IndexWire::from(keyed.empty() ? index_type{0} : keyed.front().start),
-                                          detail::IndexWire::from(keyed.empty() ? index_type{0} : end_of(keyed.back()))};
+    std::array<detail::IndexWire, 2> ends{
+        detail::IndexWire::from(keyed.empty() ? index_type{0} : keyed.front().start),
+        detail::IndexWire::from(keyed.empty() ? index_type{0} : end_of(keyed.back()))};
     std::vector<std::array<detail::IndexWire, 2>> all;
     std::vector<int> sizes;
     boost::mpi::all_gather(core_.comm_.get(), ends, all);
     boost::mpi::all_gather(core_.comm_.get(), static_cast<int>(!keyed.empty()), sizes);
     mpi::agree(core_.comm_.get(), [&] {
       const auto gap = [&](const std::string& what) {
-        throw invalid_argument("irregular::CellDomain: the given leaves do not tile the domain: " + what);
+        throw invalid_argument("irregular::CellDomain: the given leaves do not tile the domain: " +
+                               what);
       };
       for (std::size_t i = 1; i < keyed.size(); ++i)
         if (end_of(keyed[i - 1]) != keyed[i].start)
-          gap(end_of(keyed[i - 1]) < keyed[i].start ? "a gap between two leaves" : "two leaves overlap");
+          gap(end_of(keyed[i - 1]) < keyed[i].start ? "a gap between two leaves"
+                                                    : "two leaves overlap");
       if (core_.comm_.rank() == 0) {
         index_type at = 0;
         for (std::size_t r = 0; r < all.size(); ++r) {
           if (!sizes[r]) continue;
-          if (all[r][0].template as<index_type>() != at) gap("a gap or overlap between ranks' runs");
+          if (all[r][0].template as<index_type>() != at)
+            gap("a gap or overlap between ranks' runs");
           at = all[r][1].template as<index_type>();
         }
         if (at != detail::index_end<C>()) gap("the leaves do not reach the end of the domain");
@@ -183,18 +196,23 @@ class CellDomain {
   [[nodiscard]] const Data& data(std::size_t i) const { return core_.store_.data[i]; }
   [[nodiscard]] std::span<Data> local_data() noexcept { return core_.store_.data; }
   [[nodiscard]] std::span<const Data> local_data() const noexcept { return core_.store_.data; }
-  [[nodiscard]] std::span<const double> local_loads() const noexcept { return core_.loads_.values(); }
+  [[nodiscard]] std::span<const double> local_loads() const noexcept {
+    return core_.loads_.values();
+  }
   /// The centre of leaf i in box coordinates.
   [[nodiscard]] std::array<double, dim> centre(std::size_t i) const {
     const auto c = cell(i);
     const double n = static_cast<double>(detail::axis_cells<C>(c.level));
     std::array<double, dim> x{};
     for (int d = 0; d < dim; ++d)
-      x[d] = core_.store_.box().lo[d] + (static_cast<double>(c.anchor[d]) + 0.5) / n * (core_.store_.box().hi[d] - core_.store_.box().lo[d]);
+      x[d] = core_.store_.box().lo[d] + (static_cast<double>(c.anchor[d]) + 0.5) / n *
+                                            (core_.store_.box().hi[d] - core_.store_.box().lo[d]);
     return x;
   }
   /// What the last remap moved, summed over all ranks.
-  [[nodiscard]] const mpi::MigrationCounters& last_migration() const noexcept { return core_.migration_global_; }
+  [[nodiscard]] const mpi::MigrationCounters& last_migration() const noexcept {
+    return core_.migration_global_;
+  }
   /// Number of leaves over all ranks. Collective over comm.
   [[nodiscard]] std::uint64_t global_leaf_count() const {
     std::uint64_t n = core_.leaves_.size(), total = 0;
@@ -207,8 +225,8 @@ class CellDomain {
   /// Marks local leaf i for the next adapt(). A leaf id out of range is reported by adapt().
   void mark(std::size_t i, Mark m) {
     if (i >= core_.leaves_.size()) {
-      bad_mark("leaf " + std::to_string(i) + " does not exist (the rank holds " + std::to_string(core_.leaves_.size()) +
-               " leaves)");
+      bad_mark("leaf " + std::to_string(i) + " does not exist (the rank holds " +
+               std::to_string(core_.leaves_.size()) + " leaves)");
       return;
     }
     marks_.resize(core_.leaves_.size(), Mark::keep);
@@ -251,20 +269,24 @@ class CellDomain {
   /// load metric throws or the leaf budget is exceeded anywhere. Collective over comm.
   template <class Split>
   std::size_t balance(BalanceKind kind, Split&& split) {
-    auto b = balance_distributed<C>(core_.comm_.get(), core_.map_, core_.leaves_.starts(), core_.leaves_.levels(), kind, core_.options_.periodic,
+    auto b = balance_distributed<C>(core_.comm_.get(), core_.map_, core_.leaves_.starts(),
+                                    core_.leaves_.levels(), kind, core_.options_.periodic,
                                     Core::tag_balance);
     std::optional<Prepared> next;
     auto made = mpi::agree(core_.comm_.get(), [&] {
       if (b.starts.size() > core_.max_leaves_) detail::leaf_budget_exceeded(core_.max_leaves_);
-      auto m = detail_balance::split_data<C>(core_.leaves_.starts(), core_.leaves_.levels(), std::span<const Data>(core_.store_.data), b, split);
+      auto m = detail::split_data<C>(core_.leaves_.starts(), core_.leaves_.levels(),
+                                     std::span<const Data>(core_.store_.data), b, split);
       if (m.split_count) next = prepare(b.starts, b.levels);
       return m;
     });
     std::uint64_t here = made.split_count, any = 0;
     boost::mpi::all_reduce(core_.comm_.get(), here, any, boost::mpi::maximum<std::uint64_t>());
     if (any == 0) return 0;
-    if (!next) next = prepare(b.starts, b.levels);  // nothing split here: the metric of the same leaves
-    auto data = detail_balance::assemble_data<C>(core_.leaves_.starts(), core_.leaves_.levels(), core_.store_.data, b, made.fresh);
+    if (!next)
+      next = prepare(b.starts, b.levels);  // nothing split here: the metric of the same leaves
+    auto data = detail::assemble_data<C>(core_.leaves_.starts(), core_.leaves_.levels(),
+                                         core_.store_.data, b, made.fresh);
     commit(std::move(*next), std::move(data));
     return made.split_count;
   }
@@ -296,47 +318,61 @@ class CellDomain {
   /// under `Reads`, as IrregularDomain::collect_ghosts. Collective over comm.
   template <Stencil Reads = S, GhostStrategy G = ghost::InformedFaultPrevention>
   const GhostStats& collect_ghosts(GhostOptions opt = {}, G strategy = {}) {
-    static_assert(Reads::dim == dim, "irregular::CellDomain::collect_ghosts: the stencil's dimension differs from the domain's");
-    return core_.ghosts_.template collect<Reads>(core_.tree("irregular::CellDomain::collect_ghosts"), opt, strategy, core_.payload());
+    static_assert(
+        Reads::dim == dim,
+        "irregular::CellDomain::collect_ghosts: the stencil's dimension differs from the domain's");
+    return core_.ghosts_.template collect<Reads>(
+        core_.tree("irregular::CellDomain::collect_ghosts"), opt, strategy, core_.payload());
   }
   /// Refreshes the ghost data from their owners. Collective over comm.
-  GhostPhase exchange_ghosts() { return core_.ghosts_.exchange(core_.tree("irregular::CellDomain::exchange_ghosts"), core_.payload()); }
+  GhostPhase exchange_ghosts() {
+    return core_.ghosts_.exchange(core_.tree("irregular::CellDomain::exchange_ghosts"),
+                                  core_.payload());
+  }
   /// Combines each ghost's datum into its owner's with op(Data& mine, const Data& contribution)
   /// (by default mine += contribution). Collective over comm.
   template <class Op = std::nullptr_t>
   GhostPhase accumulate_ghosts(Op op = nullptr) {
     auto apply = [&](Data& mine, const Data& c) {
-      if constexpr (std::is_same_v<Op, std::nullptr_t>) mine += c;
-      else op(mine, c);
+      if constexpr (std::is_same_v<Op, std::nullptr_t>)
+        mine += c;
+      else
+        op(mine, c);
     };
-    return core_.ghosts_.accumulate(core_.tree("irregular::CellDomain::accumulate_ghosts"), std::span<Data>(core_.store_.data),
-                              std::span<const std::size_t>(core_.store_.offsets()), apply);
+    return core_.ghosts_.accumulate(core_.tree("irregular::CellDomain::accumulate_ghosts"),
+                                    std::span<Data>(core_.store_.data),
+                                    std::span<const std::size_t>(core_.store_.offsets()), apply);
   }
   [[nodiscard]] const GhostLayer<C>& ghosts() const noexcept { return core_.ghosts_.layer(); }
   [[nodiscard]] const Data& ghost_data(std::size_t g) const { return core_.ghosts_.of(g).front(); }
   [[nodiscard]] Data& ghost_data(std::size_t g) { return core_.ghosts_.of(g).front(); }
-  [[nodiscard]] bool ghosts_current() const noexcept { return core_.ghosts_.current(core_.generation_); }
+  [[nodiscard]] bool ghosts_current() const noexcept {
+    return core_.ghosts_.current(core_.generation_);
+  }
 
   /// Local and ghost leaves that leaf i reads under S and in `contact` (local, no communication).
   void neighbours(std::size_t i, LeafNeighbours& out, Contact contact = Contact::stencil) const {
-    core_.ghosts_.template neighbours<S>(core_.leaves_, core_.leaves_.cell(i), core_.options_.periodic, contact, out);
+    core_.ghosts_.template neighbours<S>(core_.leaves_, core_.leaves_.cell(i),
+                                         core_.options_.periodic, contact, out);
   }
 
   /// The leaves touching leaf i (local ones and ghosts of the last collection), each with the
   /// dimension of the shared boundary and the direction it lies in, in curve order: what a
   /// finite-volume or multigrid stencil iterates over (face neighbours have dimension dim-1 and
   /// one non-zero direction). Local, no communication.
-  void adjacent(std::size_t i, std::vector<Adjacent<dim>>& out, Contact contact = Contact::corner) const {
+  void adjacent(std::size_t i, std::vector<Adjacent<dim>>& out,
+                Contact contact = Contact::corner) const {
     out.clear();
     const auto c = core_.leaves_.cell(i);
     const auto& g = core_.ghosts_.layer();
     std::vector<std::size_t> ids;
     auto add = [&](std::span<const index_type> st, std::span<const std::uint8_t> lv, bool ghost) {
-      detail::read_by<C, stencil::Moore<dim>>(st, lv, c, core_.options_.periodic, contact, LevelRange::all(), ids);
+      detail::read_by<C, stencil::Moore<dim>>(st, lv, c, core_.options_.periodic, contact,
+                                              LevelRange::all(), ids);
       for (std::size_t j : ids) {
         const auto other = detail::cell_at<C>(st[j], lv[j]);
         out.push_back({j, ghost, lv[j], contact_dimension<C>(c, other, core_.options_.periodic),
-                        contact_direction<C>(c, other)});
+                       contact_direction<C>(c, other)});
       }
     };
     add(core_.leaves_.starts(), core_.leaves_.levels(), false);
@@ -348,7 +384,6 @@ class CellDomain {
     });
   }
 
-
  private:
   /// The leaves of an adaptation with their loads, made before anything is committed (the
   /// metric may be user code).
@@ -359,12 +394,16 @@ class CellDomain {
   template <class Starts, class Levels>
   Prepared prepare(Starts& starts, Levels& levels) const {
     Prepared p;
-    p.leaves.counts_.reserve(starts.capacity());  // the starts' room: a remap splices arrivals in place
-    p.leaves.counts_.assign(starts.size(), 1);
-    detail::adopt(p.leaves.starts_, std::move(starts));
-    detail::adopt(p.leaves.levels_, std::move(levels));
+    p.leaves.splice([&](auto& s, auto& l, auto& counts) {
+      counts.reserve(starts.capacity());  // the starts' room: a remap splices arrivals in place
+      counts.assign(starts.size(), 1);
+      detail::adopt(s, std::move(starts));
+      detail::adopt(l, std::move(levels));
+    });
     p.loads.new_window(p.leaves.size());
-    p.loads.estimate(core_.options_.load, p.leaves, [](std::size_t) { return std::span<const Data>(); }, core_.comm_.rank());
+    p.loads.estimate(
+        core_.options_.load, p.leaves, [](std::size_t) { return std::span<const Data>(); },
+        core_.comm_.rank());
     return p;
   }
   /// The tree after adapt or balance: new leaves and data in curve order; the map still holds them.
@@ -394,27 +433,32 @@ class CellDomain {
     marks_.resize(core_.leaves_.size(), Mark::keep);
     auto pending = std::move(mark_error_);
     mark_error_.reset();
-    mpi::agree_on(core_.comm_.get(), pending ? std::optional<std::string>("irregular::CellDomain::adapt: " + *pending +
-                                                                      " (rank " + std::to_string(core_.comm_.rank()) + ")")
-                                       : std::nullopt);
+    mpi::agree_on(
+        core_.comm_.get(),
+        pending ? std::optional<std::string>("irregular::CellDomain::adapt: " + *pending +
+                                             " (rank " + std::to_string(core_.comm_.rank()) + ")")
+                : std::nullopt);
     auto saved = hold_families();  // a snapshot when families moved
     try {
       AdaptStats stats;
-      decltype(core_.leaves_.starts_) starts;  // become the leaves' arrays
-      decltype(core_.leaves_.levels_) levels;
+      typename LocalLeaves<C>::starts_type starts;  // become the leaves' arrays
+      typename LocalLeaves<C>::levels_type levels;
       detail::store_vector<Data> data;
       detail::AdaptSources<Data> sources;
       auto next = core_.guarded([&] {
         // The exact count of new leaves when nothing coarsens: one allocation, no regrowth
         // (capped by the leaf budget, which the count after coarsening is checked against).
-        const auto refined = static_cast<std::size_t>(std::count(marks_.begin(), marks_.end(), Mark::refine));
-        const std::size_t n = std::min(core_.leaves_.size() + refined * (detail::children_of<C> - 1), core_.max_leaves_ + 1);
+        const auto refined =
+            static_cast<std::size_t>(std::count(marks_.begin(), marks_.end(), Mark::refine));
+        const std::size_t n = std::min(
+            core_.leaves_.size() + refined * (detail::children_of<C> - 1), core_.max_leaves_ + 1);
         starts.reserve(n);
         levels.reserve(n);
         data.reserve(n);
         stats = detail::adapt_leaves<C>(
-            core_.leaves_.starts(), core_.leaves_.levels(), std::span<const Data>(core_.store_.data), std::span<const Mark>(marks_), split,
-            merge, starts, levels, data, sources,
+            core_.leaves_.starts(), core_.leaves_.levels(),
+            std::span<const Data>(core_.store_.data), std::span<const Mark>(marks_), split, merge,
+            starts, levels, data, sources,
             [&](std::size_t i) {
               return "irregular::CellDomain::adapt: leaf " + std::to_string(i) + " on rank " +
                      std::to_string(core_.comm_.rank());
@@ -441,13 +485,15 @@ class CellDomain {
     for (std::size_t i : {std::size_t{0}, core_.leaves_.size() - 1}) {
       if (core_.leaves_.size() == 0 || core_.leaves_.levels()[i] == 0) continue;
       const int lv = core_.leaves_.levels()[i] - 1;
-      const auto parent = detail::cell_at<C>(detail::ancestor_start<C>(core_.leaves_.starts()[i], lv), lv);
+      const auto parent =
+          detail::cell_at<C>(detail::ancestor_start<C>(core_.leaves_.starts()[i], lv), lv);
       if (!core_.map_.splits(parent)) continue;
       // The family's members held here: a run from this end of the segment.
       const auto iv = curve::hnode_interval<C>(parent);
       bool marked = false;
       if (i == 0) {
-        for (std::size_t j = 0; j < core_.leaves_.size() && iv.contains(core_.leaves_.starts()[j]); ++j)
+        for (std::size_t j = 0; j < core_.leaves_.size() && iv.contains(core_.leaves_.starts()[j]);
+             ++j)
           marked = marked || marks_[j] == Mark::coarsen;
       } else {
         for (std::size_t j = i + 1; j-- > 0 && iv.contains(core_.leaves_.starts()[j]);)
@@ -459,7 +505,8 @@ class CellDomain {
     boost::mpi::all_gather(core_.comm_.get(), mine, all);
     std::vector<Cell<dim>> cells;
     for (const auto& v : all)
-      for (const auto& [w, lv] : v) cells.push_back(curve::cell_of_finest<C>(w.template as<index_type>(), lv));
+      for (const auto& [w, lv] : v)
+        cells.push_back(curve::cell_of_finest<C>(w.template as<index_type>(), lv));
     if (cells.empty()) return std::nullopt;
     std::sort(cells.begin(), cells.end(), [](const auto& a, const auto& b) {
       return curve::finest_index<C>(a) < curve::finest_index<C>(b);
@@ -468,13 +515,16 @@ class CellDomain {
     auto saved = core_.snapshot();
     // Marks travel with their leaves as the payload.
     std::vector<double> marks(core_.leaves_.size());
-    for (std::size_t i = 0; i < core_.leaves_.size(); ++i) marks[i] = static_cast<double>(marks_[i]);
+    for (std::size_t i = 0; i < core_.leaves_.size(); ++i)
+      marks[i] = static_cast<double>(marks_[i]);
     core_.migration_ = {};
-    core_.map_ = core_.store_.move(core_.comm_.get(), core_.map_.hold_whole(std::span<const Cell<dim>>(cells)), core_.leaves_, marks,
-                             Core::tag_families, core_.migration_, false, nullptr);
+    core_.map_ = core_.store_.move(
+        core_.comm_.get(), core_.map_.hold_whole(std::span<const Cell<dim>>(cells)), core_.leaves_,
+        marks, Core::tag_families, core_.migration_, false, nullptr);
     core_.finish_counters();
     marks_.resize(core_.leaves_.size());
-    for (std::size_t i = 0; i < core_.leaves_.size(); ++i) marks_[i] = static_cast<Mark>(static_cast<int>(marks[i]));
+    for (std::size_t i = 0; i < core_.leaves_.size(); ++i)
+      marks_[i] = static_cast<Mark>(static_cast<int>(marks[i]));
     return saved;
   }
 

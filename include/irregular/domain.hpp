@@ -11,25 +11,25 @@
 #include <irregular/core/error.hpp>
 #include <irregular/curve/interval.hpp>
 #include <irregular/distributed/domain/build_profile.hpp>
-#include <irregular/distributed/htree/sample_sort.hpp>
-#include <irregular/distributed/domain/options.hpp>
 #include <irregular/distributed/domain/core.hpp>
 #include <irregular/distributed/domain/element_store.hpp>
+#include <irregular/distributed/domain/neighbourhood.hpp>
+#include <irregular/distributed/domain/options.hpp>
 #include <irregular/distributed/ghost/layer.hpp>
 #include <irregular/distributed/ghost/store.hpp>
 #include <irregular/distributed/ghost/strategies.hpp>
 #include <irregular/distributed/htree/leaf_loads.hpp>
 #include <irregular/distributed/htree/load_metric.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
-#include <irregular/distributed/domain/neighbourhood.hpp>
-#include <irregular/distributed/maps/ownership_map.hpp>
-#include <irregular/distributed/partitioners/partitioner.hpp>
-#include <irregular/distributed/remap/rebalance_decision.hpp>
-#include <irregular/distributed/remap/remap_plan.hpp>  // capacity cut, neighbour shift, decision record
-#include <irregular/distributed/remap/remap.hpp>
 #include <irregular/distributed/htree/replicated_htree.hpp>
+#include <irregular/distributed/htree/sample_sort.hpp>
+#include <irregular/distributed/maps/ownership_map.hpp>
 #include <irregular/distributed/maps/segment_map.hpp>
+#include <irregular/distributed/partitioners/partitioner.hpp>
 #include <irregular/distributed/partitioners/sfc_blocking.hpp>
+#include <irregular/distributed/remap/rebalance_decision.hpp>
+#include <irregular/distributed/remap/remap.hpp>
+#include <irregular/distributed/remap/remap_plan.hpp>  // the rebalance decision record
 #include <irregular/mpi/collective_error.hpp>
 #include <irregular/mpi/communicator.hpp>
 #include <irregular/mpi/counters.hpp>
@@ -44,14 +44,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
-#include <concepts>
 #include <functional>
 #include <optional>
-#include <string>
 #include <ranges>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -63,8 +63,8 @@ namespace irregular {
 /// policy (SFC blocking by default; partitioner::Rectangular; partitioner::ByName).
 template <class Element, Stencil S, SpaceFillingCurve C, class Metric = load::Constant,
           class P = partitioner::SfcBlocking>
-  requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> && (S::dim == C::dim) && Partitioner<P, C>
-class IrregularDomain {
+requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
+    Partitioner<P, C> class IrregularDomain {
  public:
   static constexpr int dim = C::dim;
   using element_type = Element;
@@ -78,11 +78,11 @@ class IrregularDomain {
 
   /// A view of one local leaf.
   struct Leaf {
-    std::size_t id;          ///< local leaf index (0 .. local_leaf_count())
-    Cell<dim> cell;          ///< its space
+    std::size_t id;  ///< local leaf index (0 .. local_leaf_count())
+    Cell<dim> cell;  ///< its space
     IndexInterval<index_type> interval;
-    std::uint64_t count;     ///< elements in it (all local after build/move)
-    double load;             ///< its current load estimate or measurement
+    std::uint64_t count;  ///< elements in it (all local after build/move)
+    double load;          ///< its current load estimate or measurement
     std::span<Element> elements;
   };
 
@@ -92,11 +92,14 @@ class IrregularDomain {
   /// Collective over comm (duplicates it).
   IrregularDomain(const boost::mpi::communicator& comm, Box<dim> box, condition_type condition,
                   options_type options = {})
-      : core_(comm, box, std::move(options), [&] {
-          if (!condition) throw invalid_argument("irregular::IrregularDomain: empty refinement condition");
-        }),
+      : core_(comm, box, std::move(options),
+              [&] {
+                if (!condition)
+                  throw invalid_argument("irregular::IrregularDomain: empty refinement condition");
+              }),
         condition_(std::move(condition)) {
-    if (core_.comm_.rank() == 0) core_.leaves_.push_back(0, 0, 0);  // the root: one leaf on rank 0 until build()
+    if (core_.comm_.rank() == 0)
+      core_.leaves_.push_back(0, 0, 0);  // the root: one leaf on rank 0 until build()
     core_.store_.index_leaves(core_.leaves_);
     core_.loads_.new_window(core_.leaves_.size());
     core_.guarded([&] { core_.estimate_loads(); });
@@ -128,8 +131,9 @@ class IrregularDomain {
       st.pending.clear();
       core_.guarded([&] { st.rekey(); });  // element_traits may be user code
       mpi::ExchangeStats sort_stats;
-      const auto bounds = sample_sort(core_.comm_.get(), st.elements, st.keys, SegmentMap<C>::domain_end(),
-                                      st.key_fn(), Core::tag_sort, &sort_stats);
+      const auto bounds =
+          sample_sort(core_.comm_.get(), st.elements, st.keys, SegmentMap<C>::domain_end(),
+                      st.key_fn(), Core::tag_sort, &sort_stats);
       core_.profile_.sort = core_.lap(t0);
       core_.profile_.sort_bytes = sort_stats.bytes_sent;
       // The sorted runs form a segment map: the leaves are built and settled on it first, so
@@ -153,10 +157,10 @@ class IrregularDomain {
   /// yields a position outside the box, every rank throws irregular::collective_error and no
   /// element changes, none is removed and the inserted ones stay pending. Collective over comm.
   template <class Update>
-    requires std::invocable<Update&, Element&> &&
-             (std::is_void_v<std::invoke_result_t<Update&, Element&>> ||
-              std::same_as<std::invoke_result_t<Update&, Element&>, bool>)
-  void move_elements(Update&& update) {
+  requires std::invocable<Update&, Element&> &&
+      (std::is_void_v<std::invoke_result_t<Update&, Element&>> ||
+       std::same_as<std::invoke_result_t<Update&, Element&>, bool>)void move_elements(Update&&
+                                                                                          update) {
     constexpr bool removes = std::same_as<std::invoke_result_t<Update&, Element&>, bool>;
     decltype(core_.store_.elements) moved;
     moved.reserve(core_.store_.elements.size() + core_.store_.pending.size());
@@ -171,7 +175,8 @@ class IrregularDomain {
       }
       reject_invalid(std::span<const Element>(moved), "move_elements");
     });
-    moved.insert(moved.end(), core_.store_.pending.begin(), core_.store_.pending.end());  // checked by insert()
+    moved.insert(moved.end(), core_.store_.pending.begin(),
+                 core_.store_.pending.end());  // checked by insert()
     auto saved = snapshot_taking_elements();
     core_.store_.pending.clear();
     core_.store_.elements = std::move(moved);
@@ -182,7 +187,8 @@ class IrregularDomain {
       // 1. Elements go to the holders of their new keys (one merged message per partner).
       LocalLeaves<C> none;
       std::vector<double> no_payload;
-      core_.migration_ += place(core_.comm_.get(), core_.map_, none, no_payload, st.elements, st.keys, st.key_fn(), Core::tag_move);
+      core_.migration_ += place(core_.comm_.get(), core_.map_, none, no_payload, st.elements,
+                                st.keys, st.key_fn(), Core::tag_move);
       // 2. The tree adapts: leaves of the new distribution, counted globally.
       const auto old_leaves = std::move(core_.leaves_);
       construct(core_.map_);
@@ -218,22 +224,34 @@ class IrregularDomain {
   [[nodiscard]] const map_type& ownership() const noexcept { return core_.map_; }
   /// The replicated H-Tree of the current segments: every rank's private roots with their
   /// owners and the hnodes above them, O(p · depth), computed from the splitters alone.
-  [[nodiscard]] ReplicatedHTree<C> replicated_tree() const
-    requires std::same_as<map_type, SegmentMap<C>>
-  {
+  [[nodiscard]] ReplicatedHTree<C> replicated_tree()
+      const requires std::same_as<map_type, SegmentMap<C>> {
     return ReplicatedHTree<C>(core_.map_);
   }
   [[nodiscard]] const LocalLeaves<C>& local_tree() const noexcept { return core_.leaves_; }
   [[nodiscard]] std::size_t local_leaf_count() const noexcept { return core_.leaves_.size(); }
-  [[nodiscard]] std::size_t local_element_count() const noexcept { return core_.store_.elements.size(); }
+  [[nodiscard]] std::size_t local_element_count() const noexcept {
+    return core_.store_.elements.size();
+  }
   [[nodiscard]] std::span<Element> local_elements() noexcept { return core_.store_.elements; }
-  [[nodiscard]] std::span<const Element> local_elements() const noexcept { return core_.store_.elements; }
-  [[nodiscard]] std::span<const index_type> local_keys() const noexcept { return core_.store_.keys; }
-  [[nodiscard]] std::span<const double> local_loads() const noexcept { return core_.loads_.values(); }
+  [[nodiscard]] std::span<const Element> local_elements() const noexcept {
+    return core_.store_.elements;
+  }
+  [[nodiscard]] std::span<const index_type> local_keys() const noexcept {
+    return core_.store_.keys;
+  }
+  [[nodiscard]] std::span<const double> local_loads() const noexcept {
+    return core_.loads_.values();
+  }
 
   [[nodiscard]] Leaf leaf(std::size_t i) {
     IRREGULAR_ASSERT(i < core_.leaves_.size());
-    return Leaf{i, core_.leaves_.cell(i), core_.leaves_.interval(i), core_.leaves_.counts_[i], core_.loads_.values()[i], core_.store_.of_leaf(i)};
+    return Leaf{i,
+                core_.leaves_.cell(i),
+                core_.leaves_.interval(i),
+                core_.leaves_.counts()[i],
+                core_.loads_.values()[i],
+                core_.store_.of_leaf(i)};
   }
   /// The local leaves in curve order, as Leaf views: `for (auto leaf : domain.local_leaves())`.
   [[nodiscard]] auto local_leaves() {
@@ -242,12 +260,15 @@ class IrregularDomain {
   }
 
   /// Curve key of a position (finest-level index). Precondition: inside the box.
-  [[nodiscard]] index_type key_of_position(const std::array<double, dim>& x) const { return core_.store_.key_of_position(x); }
+  [[nodiscard]] index_type key_of_position(const std::array<double, dim>& x) const {
+    return core_.store_.key_of_position(x);
+  }
   [[nodiscard]] index_type key_of(const Element& e) const { return core_.store_.key_of(e); }
   /// The rank that holds the data at a position: after build, move_elements and rebalance an
   /// element at x is on owner_of(x). Throws irregular::out_of_domain outside the box.
   [[nodiscard]] int owner_of(const std::array<double, dim>& x) const {
-    if (!box().contains(x)) throw out_of_domain("irregular::IrregularDomain::owner_of: position outside the box");
+    if (!box().contains(x))
+      throw out_of_domain("irregular::IrregularDomain::owner_of: position outside the box");
     return core_.map_.owner(key_of_position(x));
   }
   /// The rank that holds all data of a cell, or -1 when several ranks hold parts of it.
@@ -258,7 +279,8 @@ class IrregularDomain {
   }
   /// Local leaf containing a position, or local_leaf_count() when another rank holds it.
   [[nodiscard]] std::size_t leaf_containing(const std::array<double, dim>& x) const {
-    if (!box().contains(x)) throw out_of_domain("irregular::IrregularDomain::leaf_containing: position outside the box");
+    if (!box().contains(x))
+      throw out_of_domain("irregular::IrregularDomain::leaf_containing: position outside the box");
     return core_.leaves_.find(key_of_position(x));
   }
 
@@ -267,17 +289,21 @@ class IrregularDomain {
   void neighbours(std::size_t i, Neighbourhood<index_type>& out) const {
     IRREGULAR_ASSERT(i < core_.leaves_.size());
     const auto c = core_.leaves_.cell(i);
-    neighbours_of_cell<C, S>(core_.leaves_.starts(), core_.leaves_.levels(), c, core_.options_.periodic, out.local);
+    neighbours_of_cell<C, S>(core_.leaves_.starts(), core_.leaves_.levels(), c,
+                             core_.options_.periodic, out.local);
     out.remote.clear();
     if (core_.comm_.size() == 1) return;  // nothing is remote
-    uncovered_stencil_intervals<C, S>(core_.leaves_.starts(), core_.leaves_.levels(), c, core_.options_.periodic,
-                                      [&](IndexInterval<index_type> iv) {
-      for_each_holder(core_.map_, iv, [&](int r, IndexInterval<index_type> part) {
-        if (r != core_.comm_.rank()) out.remote.push_back({part, r});
-      });
-    });
+    uncovered_stencil_intervals<C, S>(core_.leaves_.starts(), core_.leaves_.levels(), c,
+                                      core_.options_.periodic, [&](IndexInterval<index_type> iv) {
+                                        for_each_holder(core_.map_, iv,
+                                                        [&](int r, IndexInterval<index_type> part) {
+                                                          if (r != core_.comm_.rank())
+                                                            out.remote.push_back({part, r});
+                                                        });
+                                      });
     std::sort(out.remote.begin(), out.remote.end(), [](const auto& a, const auto& b) {
-      return a.interval.start != b.interval.start ? a.interval.start < b.interval.start : a.owner < b.owner;
+      return a.interval.start != b.interval.start ? a.interval.start < b.interval.start
+                                                  : a.owner < b.owner;
     });
     out.remote.erase(std::unique(out.remote.begin(), out.remote.end(),
                                  [](const auto& a, const auto& b) {
@@ -314,8 +340,10 @@ class IrregularDomain {
   template <Stencil Reads = S, GhostStrategy G = ghost::InformedFaultPrevention>
   const GhostStats& collect_ghosts(GhostOptions opt = {}, G strategy = {}) {
     static_assert(Reads::dim == dim,
-                  "irregular::IrregularDomain::collect_ghosts: the stencil's dimension differs from the domain's");
-    return core_.ghosts_.template collect<Reads>(core_.tree("irregular::IrregularDomain::collect_ghosts"), opt, strategy, core_.payload());
+                  "irregular::IrregularDomain::collect_ghosts: the stencil's dimension differs "
+                  "from the domain's");
+    return core_.ghosts_.template collect<Reads>(
+        core_.tree("irregular::IrregularDomain::collect_ghosts"), opt, strategy, core_.payload());
   }
 
   /// Request/answer with excess parallelism (baiardi-collecting-remote-data §3.1): runs
@@ -338,14 +366,16 @@ class IrregularDomain {
         neighbours(i, nb, opt.contact);
         f(leaf(i), std::as_const(nb));
       } catch (const std::exception& e) {
-        failure = "irregular::IrregularDomain::sweep: on rank " + std::to_string(core_.comm_.rank()) + ": " + e.what();
+        failure = "irregular::IrregularDomain::sweep: on rank " +
+                  std::to_string(core_.comm_.rank()) + ": " + e.what();
       } catch (...) {
-        failure = "irregular::IrregularDomain::sweep: unknown exception on rank " + std::to_string(core_.comm_.rank());
+        failure = "irregular::IrregularDomain::sweep: unknown exception on rank " +
+                  std::to_string(core_.comm_.rank());
       }
     };
     try {  // a failure of the exchange (a serialize that throws) or of f: the elements as they were
-      const auto& stats =
-          core_.ghosts_.template sweep<S>(core_.tree("irregular::IrregularDomain::sweep"), opt, core_.payload(), run);
+      const auto& stats = core_.ghosts_.template sweep<S>(
+          core_.tree("irregular::IrregularDomain::sweep"), opt, core_.payload(), run);
       mpi::agree_on(core_.comm_.get(), failure);
       return stats;
     } catch (const collective_error&) {
@@ -359,18 +389,26 @@ class IrregularDomain {
   [[nodiscard]] GhostLeaf ghost(std::size_t g) const {
     const auto& l = core_.ghosts_.layer();
     IRREGULAR_ASSERT(g < l.size());
-    return GhostLeaf{g, l.cell(g), l.interval(g), l.counts()[g], l.owners()[g], core_.ghosts_.of(g)};
+    return GhostLeaf{
+        g, l.cell(g), l.interval(g), l.counts()[g], l.owners()[g], core_.ghosts_.of(g)};
   }
   /// Every ghost element, ghost by ghost in curve order (writable for accumulate_ghosts).
   [[nodiscard]] std::span<Element> ghost_elements() noexcept { return core_.ghosts_.values(); }
-  [[nodiscard]] std::span<const Element> ghost_elements() const noexcept { return core_.ghosts_.values(); }
+  [[nodiscard]] std::span<const Element> ghost_elements() const noexcept {
+    return core_.ghosts_.values();
+  }
   /// Whether the ghost layer still matches the tree and the map.
-  [[nodiscard]] bool ghosts_current() const noexcept { return core_.ghosts_.current(core_.generation_); }
+  [[nodiscard]] bool ghosts_current() const noexcept {
+    return core_.ghosts_.current(core_.generation_);
+  }
 
   /// Refreshes the ghost elements from their owners along the cached schedule (one message per
   /// partner). Throws irregular::collective_error on every rank when the
   /// tree or the map changed since the collection. Collective over comm.
-  GhostPhase exchange_ghosts() { return core_.ghosts_.exchange(core_.tree("irregular::IrregularDomain::exchange_ghosts"), core_.payload()); }
+  GhostPhase exchange_ghosts() {
+    return core_.ghosts_.exchange(core_.tree("irregular::IrregularDomain::exchange_ghosts"),
+                                  core_.payload());
+  }
 
   /// Sends every ghost element back to its owner, which combines it into its own element with
   /// op(Element& mine, const Element& contribution), partners in rank order (deterministic).
@@ -379,8 +417,9 @@ class IrregularDomain {
   /// no local element has changed. Collective over comm.
   template <class Op>
   GhostPhase accumulate_ghosts(Op&& op) {
-    return core_.ghosts_.accumulate(core_.tree("irregular::IrregularDomain::accumulate_ghosts"), std::span<Element>(core_.store_.elements),
-                              std::span<const std::size_t>(core_.store_.offsets), op);
+    return core_.ghosts_.accumulate(core_.tree("irregular::IrregularDomain::accumulate_ghosts"),
+                                    std::span<Element>(core_.store_.elements),
+                                    std::span<const std::size_t>(core_.store_.offsets), op);
   }
 
   /// The neighbours of local leaf i by id: local leaves and ghosts that it reads under the
@@ -389,11 +428,14 @@ class IrregularDomain {
   /// among the ghosts of the last collection only. Local, no communication.
   void neighbours(std::size_t i, LeafNeighbours& out, Contact contact = Contact::stencil) const {
     IRREGULAR_ASSERT(i < core_.leaves_.size());
-    core_.ghosts_.template neighbours<S>(core_.leaves_, core_.leaves_.cell(i), core_.options_.periodic, contact, out);
+    core_.ghosts_.template neighbours<S>(core_.leaves_, core_.leaves_.cell(i),
+                                         core_.options_.periodic, contact, out);
   }
 
   /// What the last build / move_elements / rebalance moved, summed over all ranks (replicated).
-  [[nodiscard]] const mpi::MigrationCounters& last_migration() const noexcept { return core_.migration_global_; }
+  [[nodiscard]] const mpi::MigrationCounters& last_migration() const noexcept {
+    return core_.migration_global_;
+  }
 
   /// This rank's phase timings of the last build() or remapping rebalance().
   [[nodiscard]] const BuildProfile& last_profile() const noexcept { return core_.profile_; }
@@ -406,7 +448,8 @@ class IrregularDomain {
   /// Every rank's load, the average and the unbalance. Collective over comm.
   [[nodiscard]] LoadReport load_report() {
     core_.loads_.agree_unit(core_.comm_.get(), core_.leaves_);
-    return gather_load_report(core_.comm_.get(), core_.loads_.total());  // loads summed in leaf order by LeafLoads
+    return gather_load_report(core_.comm_.get(),
+                              core_.loads_.total());  // loads summed in leaf order by LeafLoads
   }
   /// Number of elements over all ranks, inserted-but-not-built ones included. Collective over comm.
   [[nodiscard]] std::uint64_t global_element_count() const {
@@ -429,8 +472,9 @@ class IrregularDomain {
   template <OwnershipMap M>
   void construct(const M& map) {
     core_.guarded([&] {
-      core_.leaves_ = construct_leaves(core_.comm_.get(), map, std::span<const index_type>(core_.store_.keys),
-                                       condition_, core_.max_leaves_);
+      core_.leaves_ =
+          construct_leaves(core_.comm_.get(), map, std::span<const index_type>(core_.store_.keys),
+                           condition_, core_.max_leaves_);
     });
   }
   /// A snapshot that takes the elements instead of copying them (the caller replaces them).
@@ -445,9 +489,9 @@ class IrregularDomain {
   }
 
   void reject_invalid(std::span<const Element> elements, const char* who) const {
-    if (auto bad = core_.store_.first_invalid(elements, who, core_.comm_.rank())) throw out_of_domain(*bad);
+    if (auto bad = core_.store_.first_invalid(elements, who, core_.comm_.rank()))
+      throw out_of_domain(*bad);
   }
-
 
   Core core_;
   condition_type condition_;

@@ -17,8 +17,8 @@
 #include <irregular/curve/peano.hpp>
 
 // L1 partition
-#include <irregular/partition/chain_algorithm.hpp>
 #include <irregular/partition/balanced.hpp>
+#include <irregular/partition/chain_algorithm.hpp>
 #include <irregular/partition/chain_partition.hpp>
 #include <irregular/partition/direct_cut.hpp>
 #include <irregular/partition/efficiency.hpp>
@@ -64,10 +64,12 @@
 #include <irregular/tree/cell_tree.hpp>
 #include <irregular/tree/contact.hpp>
 #include <irregular/tree/htree.hpp>
+#include <irregular/tree/linear_leaves.hpp>
 #include <irregular/tree/neighbours.hpp>
 #include <irregular/tree/partition_points.hpp>
 #include <irregular/tree/refine.hpp>
 #include <irregular/tree/refine_leaves.hpp>
+#include <irregular/tree/sort.hpp>
 #include <irregular/tree/stencil.hpp>
 
 // L3 mpi
@@ -75,40 +77,43 @@
 #include <irregular/mpi/communicator.hpp>
 #include <irregular/mpi/counters.hpp>
 #include <irregular/mpi/merged_exchange.hpp>
+#include <irregular/mpi/operations.hpp>
 #include <irregular/mpi/sparse_exchange.hpp>
 #include <irregular/mpi/transport.hpp>
 
 // L4 dist
-#include <irregular/distributed/schedule/block_layout.hpp>
-#include <irregular/distributed/partitioners/blocking_cut.hpp>
-#include <irregular/distributed/partitioners/capacity_cut.hpp>
-#include <irregular/distributed/partitioners/bounded_neighbours.hpp>
 #include <irregular/distributed/domain/build_profile.hpp>
-#include <irregular/distributed/htree/sample_sort.hpp>
-#include <irregular/distributed/domain/options.hpp>
+#include <irregular/distributed/domain/cell_store.hpp>
+#include <irregular/distributed/domain/core.hpp>
 #include <irregular/distributed/domain/element_store.hpp>
+#include <irregular/distributed/domain/neighbourhood.hpp>
+#include <irregular/distributed/domain/options.hpp>
 #include <irregular/distributed/ghost/layer.hpp>
 #include <irregular/distributed/ghost/store.hpp>
 #include <irregular/distributed/ghost/strategies.hpp>
 #include <irregular/distributed/htree/load_metric.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
-#include <irregular/distributed/remap/migration.hpp>
-#include <irregular/distributed/domain/neighbourhood.hpp>
-#include <irregular/distributed/remap/neighbour_shift.hpp>
-#include <irregular/distributed/maps/ownership_map.hpp>
-#include <irregular/distributed/partitioners/partition_points.hpp>
-#include <irregular/distributed/partitioners/partitioner.hpp>
-#include <irregular/distributed/partitioners/registry.hpp>
-#include <irregular/distributed/partitioners/rectangular.hpp>
-#include <irregular/distributed/remap/remap.hpp>
-#include <irregular/distributed/remap/remap_plan.hpp>
-#include <irregular/distributed/maps/rectangle_map.hpp>
 #include <irregular/distributed/htree/replicated_htree.hpp>
-#include <irregular/distributed/schedule/inspector.hpp>
-#include <irregular/distributed/schedule/executor.hpp>
+#include <irregular/distributed/htree/sample_sort.hpp>
+#include <irregular/distributed/maps/ownership_map.hpp>
+#include <irregular/distributed/maps/rectangle_map.hpp>
 #include <irregular/distributed/maps/row_map.hpp>
 #include <irregular/distributed/maps/segment_map.hpp>
+#include <irregular/distributed/partitioners/blocking_cut.hpp>
+#include <irregular/distributed/partitioners/bounded_neighbours.hpp>
+#include <irregular/distributed/partitioners/capacity_cut.hpp>
+#include <irregular/distributed/partitioners/partition_points.hpp>
+#include <irregular/distributed/partitioners/partitioner.hpp>
+#include <irregular/distributed/partitioners/rectangular.hpp>
+#include <irregular/distributed/partitioners/registry.hpp>
 #include <irregular/distributed/partitioners/sfc_blocking.hpp>
+#include <irregular/distributed/remap/migration.hpp>
+#include <irregular/distributed/remap/neighbour_shift.hpp>
+#include <irregular/distributed/remap/remap.hpp>
+#include <irregular/distributed/remap/remap_plan.hpp>
+#include <irregular/distributed/schedule/block_layout.hpp>
+#include <irregular/distributed/schedule/executor.hpp>
+#include <irregular/distributed/schedule/inspector.hpp>
 
 // L5 domain, io
 #include <irregular/cell_domain.hpp>

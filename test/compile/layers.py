@@ -4,7 +4,7 @@
 usage: layers.py <doc/architecture.md> <include dir> [--inject <room> <forbidden room>]
 
 Fails (exit 1, one line per violation) when a header includes a room its row does not list,
-when an L0-L2 header includes Boost or MPI, when a row names a folder that does not exist, or
+when an L0-L2 header includes Boost or MPI, when a header outside mpi/ names MPI (MPI_*), when a row names a folder that does not exist, or
 when a folder has no row. --inject checks a copy of the tree with one forbidden include added
 and exits 0 only if that copy is rejected (the check can fail).
 """
@@ -64,6 +64,12 @@ def check(rooms, include):
                     problems.append(f'{rel}: room {r} may not include {target} (room {q})')
             elif layer in PURE_LAYERS and (target.startswith('boost/') or target == 'mpi.h'):
                 problems.append(f'{rel}: {layer} room {r} may not include <{target}> (standard library only)')
+            elif target == 'mpi.h' and r != 'mpi':
+                problems.append(f'{rel}: only the mpi room includes <mpi.h>')
+        if r != 'mpi':
+            for n, line in enumerate(text.splitlines(), 1):
+                if re.search(r'\bMPI_\w+', line.split('//')[0]):
+                    problems.append(f'{rel}:{n}: raw MPI outside mpi/ (use a named operation of mpi/)')
     for r in rooms:
         if r not in seen:
             problems.append(f'the table names room {r}, which holds no header')

@@ -41,7 +41,8 @@ class BlockPool {
       auto& kept = local().blocks_;
       std::size_t best = kept.size();
       for (std::size_t i = 0; i < kept.size(); ++i)
-        if (kept[i].bytes >= bytes && kept[i].bytes / 2 <= bytes && (best == kept.size() || kept[i].bytes < kept[best].bytes))
+        if (kept[i].bytes >= bytes && kept[i].bytes / 2 <= bytes &&
+            (best == kept.size() || kept[i].bytes < kept[best].bytes))
           best = i;
       if (best != kept.size()) {
         const Block b = kept[best];

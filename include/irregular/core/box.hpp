@@ -50,14 +50,16 @@ struct Box {
   }
 
   /// Physical lower corner and upper corner of a cell at a level with `cells_per_axis`.
-  [[nodiscard]] std::array<double, D> lower(const Cell<D>& c, coord_t cells_per_axis) const noexcept {
+  [[nodiscard]] std::array<double, D> lower(const Cell<D>& c,
+                                            coord_t cells_per_axis) const noexcept {
     std::array<double, D> r;
     for (int d = 0; d < D; ++d)
       r[d] = lo[d] + (hi[d] - lo[d]) * static_cast<double>(c.anchor[d]) /
                          static_cast<double>(cells_per_axis);
     return r;
   }
-  [[nodiscard]] std::array<double, D> upper(const Cell<D>& c, coord_t cells_per_axis) const noexcept {
+  [[nodiscard]] std::array<double, D> upper(const Cell<D>& c,
+                                            coord_t cells_per_axis) const noexcept {
     std::array<double, D> r;
     for (int d = 0; d < D; ++d)
       r[d] = lo[d] + (hi[d] - lo[d]) * static_cast<double>(c.anchor[d] + 1) /

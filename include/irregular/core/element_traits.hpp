@@ -13,10 +13,14 @@ namespace irregular {
 
 namespace detail {
 template <class E>
-concept HasPositionMember = requires(const E& e) { e.position[0]; } &&
-                            !requires(const E& e) { e.position(); };
+concept HasPositionMember = requires(const E& e) {
+  e.position[0];
+}
+&&!requires(const E& e) { e.position(); };
 template <class E>
-concept HasPositionFunction = requires(const E& e) { e.position()[0]; };
+concept HasPositionFunction = requires(const E& e) {
+  e.position()[0];
+};
 
 template <class P>
 struct position_dim : std::integral_constant<int, static_cast<int>(std::tuple_size_v<P>)> {};
@@ -62,6 +66,7 @@ template <class E, int D>
 concept Locatable = requires(const E& e) {
   { element_traits<E>::dim } -> std::convertible_to<int>;
   { element_traits<E>::position(e) } -> std::same_as<std::array<double, D>>;
-} && element_traits<E>::dim == D;
+}
+&&element_traits<E>::dim == D;
 
 }  // namespace irregular

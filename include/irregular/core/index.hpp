@@ -16,7 +16,7 @@ inline constexpr int index_bits = static_cast<int>(sizeof(Index) * 8);
 
 template <class Index>
 concept CurveIndex = std::is_same_v<Index, std::uint32_t> || std::is_same_v<Index, std::uint64_t> ||
-                     std::is_same_v<Index, uint128_t>;
+    std::is_same_v<Index, uint128_t>;
 
 /// Half-open interval of curve indices at the finest level: the index set an hnode covers.
 template <class Index>

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <irregular/core/error.hpp>
+
 #include <string>
 #include <string_view>
 

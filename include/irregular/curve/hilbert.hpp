@@ -3,7 +3,6 @@
 // Skilling's transform (2004).
 #pragma once
 
-#include <cstdint>
 #include <irregular/core/assert.hpp>
 #include <irregular/core/cell.hpp>
 #include <irregular/core/concepts.hpp>
@@ -13,6 +12,8 @@
 #include <irregular/curve/detail/hilbert_skilling.hpp>
 #include <irregular/curve/detail/hilbert_tables.hpp>
 #include <irregular/curve/detail/morton_bits.hpp>
+
+#include <cstdint>
 #include <type_traits>
 
 namespace irregular::curve {
@@ -36,21 +37,22 @@ struct Hilbert {
  public:
   static constexpr int dim = D;
   static constexpr int arity = 2;
-  static constexpr int max_level = detail::curve_max_level(2, D, index_bits<Index>);
+  static constexpr int max_level = irregular::detail::curve_max_level(2, D, index_bits<Index>);
   using index_type = Index;
   /// 2D/3D: the number of a tabulated (minimized) Skilling state; other D: the Skilling state.
-  using state_type = std::conditional_t<table_path, std::uint8_t, detail::SkillingState<D>>;
+  using state_type =
+      std::conditional_t<table_path, std::uint8_t, irregular::detail::SkillingState<D>>;
 
   /// Position of `c` along the curve at its own level, in [0, 2^(D*level)).
   /// Preconditions (IRREGULAR_ASSERT): level in [0, max_level], anchors < 2^level.
   [[nodiscard]] static index_type index(const Cell<D>& c) {
-    IRREGULAR_ASSERT((detail::cell_in_range<2, max_level, D>(c)));
+    IRREGULAR_ASSERT((irregular::detail::cell_in_range<2, max_level, D>(c)));
     if constexpr (table_path && index_bits<Index> <= 64) {
-      return static_cast<Index>(detail::hilbert_encode_fixed<D>(c.anchor, c.level));
+      return static_cast<Index>(irregular::detail::hilbert_encode_fixed<D>(c.anchor, c.level));
     } else if constexpr (table_path) {
-      using One = detail::HilbertTable<D, 1>;
-      using Many = detail::HilbertTable<D, chunk>;
-      const Index m = detail::morton_encode_wide<D, Index>(c.anchor, c.level);
+      using One = irregular::detail::HilbertTable<D, 1>;
+      using Many = irregular::detail::HilbertTable<D, chunk>;
+      const Index m = irregular::detail::morton_encode_wide<D, Index>(c.anchor, c.level);
       Index h = 0;
       unsigned s = 0;
       int j = c.level;
@@ -71,7 +73,7 @@ struct Hilbert {
       }
       return h;
     } else {
-      return detail::skilling_index<D, Index>(c.anchor, c.level);
+      return irregular::detail::skilling_index<D, Index>(c.anchor, c.level);
     }
   }
 
@@ -79,16 +81,16 @@ struct Hilbert {
   /// i < 2^(D*level).
   [[nodiscard]] static Cell<D> cell(index_type i, int level) {
     IRREGULAR_ASSERT(level >= 0 && level <= max_level);
-    IRREGULAR_ASSERT(detail::index_below_pow2(i, D * level));
+    IRREGULAR_ASSERT(irregular::detail::index_below_pow2(i, D * level));
     Cell<D> c;
     c.level = level;
     if constexpr (D == 2 && index_bits<Index> <= 64) {
-      c.anchor = detail::hilbert2_decode_bits(static_cast<std::uint64_t>(i), level);
+      c.anchor = irregular::detail::hilbert2_decode_bits(static_cast<std::uint64_t>(i), level);
     } else if constexpr (D == 3 && index_bits<Index> <= 64) {
-      c.anchor = detail::hilbert3_decode_fixed(static_cast<std::uint64_t>(i), level);
+      c.anchor = irregular::detail::hilbert3_decode_fixed(static_cast<std::uint64_t>(i), level);
     } else if constexpr (table_path) {
-      using One = detail::HilbertTable<D, 1>;
-      using Many = detail::HilbertTable<D, chunk>;
+      using One = irregular::detail::HilbertTable<D, 1>;
+      using Many = irregular::detail::HilbertTable<D, chunk>;
       Index m = 0;
       unsigned s = 0;
       int j = level;
@@ -106,9 +108,9 @@ struct Hilbert {
         m |= static_cast<Index>(e & Many::mask) << (j * D);
         row = e & ~Many::mask;
       }
-      c.anchor = detail::morton_decode_wide<D, Index>(m, level);
+      c.anchor = irregular::detail::morton_decode_wide<D, Index>(m, level);
     } else {
-      c.anchor = detail::skilling_axes<D, Index>(i, level);
+      c.anchor = irregular::detail::skilling_axes<D, Index>(i, level);
     }
     return c;
   }
@@ -117,30 +119,31 @@ struct Hilbert {
     if constexpr (table_path) {
       return 0;
     } else {
-      return detail::skilling_root<D>();
+      return irregular::detail::skilling_root<D>();
     }
   }
 
   /// Local position (sum_d digit_d * 2^d) of the k-th child in curve order.
   [[nodiscard]] static constexpr int child_position(state_type s, int k) noexcept {
     if constexpr (table_path) {
-      return static_cast<int>(detail::HilbertTable<D, 1>::dec[(static_cast<unsigned>(s) << D) |
-                                                              static_cast<unsigned>(k)] &
-                              detail::HilbertTable<D, 1>::mask);
+      return static_cast<int>(
+          irregular::detail::HilbertTable<D, 1>::dec[(static_cast<unsigned>(s) << D) |
+                                                     static_cast<unsigned>(k)] &
+          irregular::detail::HilbertTable<D, 1>::mask);
     } else {
-      return static_cast<int>(detail::skilling_position<D>(s, static_cast<unsigned>(k)));
+      return static_cast<int>(irregular::detail::skilling_position<D>(s, static_cast<unsigned>(k)));
     }
   }
 
   [[nodiscard]] static constexpr state_type child_state(state_type s, int k) noexcept {
     if constexpr (table_path) {
       return static_cast<state_type>(
-          detail::HilbertTable<D, 1>::dec[(static_cast<unsigned>(s) << D) |
-                                          static_cast<unsigned>(k)] >>
-          detail::HilbertTable<D, 1>::state_shift);
+          irregular::detail::HilbertTable<D, 1>::dec[(static_cast<unsigned>(s) << D) |
+                                                     static_cast<unsigned>(k)] >>
+          irregular::detail::HilbertTable<D, 1>::state_shift);
     } else {
-      return detail::skilling_next<D>(s,
-                                      detail::skilling_y_of_digit<D>(s, static_cast<unsigned>(k)));
+      return irregular::detail::skilling_next<D>(
+          s, irregular::detail::skilling_y_of_digit<D>(s, static_cast<unsigned>(k)));
     }
   }
 };

@@ -8,24 +8,28 @@
 #include <irregular/core/error.hpp>
 #include <irregular/core/index.hpp>
 #include <irregular/curve/detail/common.hpp>
+
 #include <string>
 
-namespace irregular::curve {
-
-namespace detail_interval {
+namespace irregular::detail {
 template <SpaceFillingCurve C>
-constexpr typename C::index_type span(int levels) noexcept {
+constexpr typename C::index_type levels_span(int levels) noexcept {
   // arity^(dim*levels): the number of finest indices under a cell `levels` above the finest.
-  if constexpr (C::arity == 2) return typename C::index_type{1} << (C::dim * levels);
-  else return ipow<typename C::index_type>(static_cast<typename C::index_type>(C::arity), C::dim * levels);
+  if constexpr (C::arity == 2)
+    return typename C::index_type{1} << (C::dim * levels);
+  else
+    return ipow<typename C::index_type>(static_cast<typename C::index_type>(C::arity),
+                                        C::dim * levels);
 }
-}  // namespace detail_interval
+}  // namespace irregular::detail
+
+namespace irregular::curve {
 
 /// The finest-level interval (L = C::max_level) that cell `c` covers:
 /// [index(c) * arity^(D*(L-l)), (index(c) + 1) * arity^(D*(L-l))).
 template <SpaceFillingCurve C>
 [[nodiscard]] IndexInterval<typename C::index_type> hnode_interval(const Cell<C::dim>& c) {
-  const auto w = detail_interval::span<C>(C::max_level - c.level);
+  const auto w = irregular::detail::levels_span<C>(C::max_level - c.level);
   const auto i = C::index(c);
   return {i * w, (i + 1) * w};
 }
@@ -33,7 +37,7 @@ template <SpaceFillingCurve C>
 /// Start of hnode_interval(c): the finest index of c's first descendant.
 template <SpaceFillingCurve C>
 [[nodiscard]] typename C::index_type finest_index(const Cell<C::dim>& c) {
-  return C::index(c) * detail_interval::span<C>(C::max_level - c.level);
+  return C::index(c) * irregular::detail::levels_span<C>(C::max_level - c.level);
 }
 
 /// The ancestor of `c` at `level` (c itself when level == c.level). Precondition: level in
@@ -71,7 +75,7 @@ template <SpaceFillingCurve C>
   // itself), so the digits of one index give every step of the walk.
   using I = typename C::index_type;
   const I i = C::index(c);
-  const I digits = detail_interval::span<C>(1);
+  const I digits = irregular::detail::levels_span<C>(1);
   auto s = C::root_state();
   for (int l = 1; l <= c.level; ++l) {
     const I above = ipow<I>(digits, c.level - l);
@@ -84,7 +88,7 @@ template <SpaceFillingCurve C>
 template <SpaceFillingCurve C>
 [[nodiscard]] Cell<C::dim> cell_of_finest(typename C::index_type i, int level) {
   IRREGULAR_ASSERT(level >= 0 && level <= C::max_level);
-  return C::cell(i / detail_interval::span<C>(C::max_level - level), level);
+  return C::cell(i / irregular::detail::levels_span<C>(C::max_level - level), level);
 }
 
 /// index(c) after validating c: throws irregular::invalid_argument when the level is outside

@@ -2,13 +2,14 @@
 // baiardi-2001 §2 (SFC visit of the H-Tree); any dimension from 1 to 8, arity 2.
 #pragma once
 
-#include <cstdint>
 #include <irregular/core/assert.hpp>
 #include <irregular/core/cell.hpp>
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/index.hpp>
 #include <irregular/curve/detail/common.hpp>
 #include <irregular/curve/detail/morton_bits.hpp>
+
+#include <cstdint>
 
 namespace irregular::curve {
 
@@ -23,7 +24,7 @@ struct Morton {
 
   static constexpr int dim = D;
   static constexpr int arity = 2;
-  static constexpr int max_level = detail::curve_max_level(2, D, index_bits<Index>);
+  static constexpr int max_level = irregular::detail::curve_max_level(2, D, index_bits<Index>);
   using index_type = Index;
   /// Morton order is the same in every cell: one state.
   using state_type = std::uint8_t;
@@ -31,17 +32,17 @@ struct Morton {
   /// Position of `c` along the curve at its own level, in [0, 2^(D*level)).
   /// Preconditions (IRREGULAR_ASSERT): level in [0, max_level], anchors < 2^level.
   [[nodiscard]] static index_type index(const Cell<D>& c) {
-    IRREGULAR_ASSERT((detail::cell_in_range<2, max_level, D>(c)));
-    return detail::morton_encode_wide<D, Index>(c.anchor, c.level);
+    IRREGULAR_ASSERT((irregular::detail::cell_in_range<2, max_level, D>(c)));
+    return irregular::detail::morton_encode_wide<D, Index>(c.anchor, c.level);
   }
 
   /// The cell at `level` whose index is `i`. Preconditions: level in [0, max_level],
   /// i < 2^(D*level).
   [[nodiscard]] static Cell<D> cell(index_type i, int level) {
     IRREGULAR_ASSERT(level >= 0 && level <= max_level);
-    IRREGULAR_ASSERT(detail::index_below_pow2(i, D * level));
+    IRREGULAR_ASSERT(irregular::detail::index_below_pow2(i, D * level));
     Cell<D> c;
-    c.anchor = detail::morton_decode_wide<D, Index>(i, level);
+    c.anchor = irregular::detail::morton_decode_wide<D, Index>(i, level);
     c.level = level;
     return c;
   }

@@ -2,14 +2,15 @@
 // cells are face neighbours. baiardi-2001 §2 (SFC visit); chunk tables for 2D and 3D.
 #pragma once
 
-#include <array>
-#include <cstdint>
 #include <irregular/core/assert.hpp>
 #include <irregular/core/cell.hpp>
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/index.hpp>
 #include <irregular/curve/detail/common.hpp>
 #include <irregular/curve/detail/peano_tables.hpp>
+
+#include <array>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -70,7 +71,7 @@ struct Peano {
 
   static constexpr int dim = D;
   static constexpr int arity = 3;
-  static constexpr int max_level = detail::curve_max_level(3, D, index_bits<Index>);
+  static constexpr int max_level = irregular::detail::curve_max_level(3, D, index_bits<Index>);
   using index_type = Index;
   /// Reflection mask: bit d set when the cell's curve runs backwards along axis d.
   using state_type = std::uint8_t;
@@ -80,8 +81,9 @@ struct Peano {
   static constexpr int chunk = D == 2 ? 3 : 2;  // levels per lookup: 3^(D*chunk) == 729
   static constexpr int n_chunks = (max_level + chunk - 1) / chunk;
   // Coordinates below 3^max_level: 32-bit arithmetic when it fits (cheaper division).
-  using Coord = std::conditional_t<(detail::cells_per_axis<3>(max_level) - 1 <= 0xffffffffULL),
-                                   std::uint32_t, std::uint64_t>;
+  using Coord =
+      std::conditional_t<(irregular::detail::cells_per_axis<3>(max_level) - 1 <= 0xffffffffULL),
+                         std::uint32_t, std::uint64_t>;
   // Rank digits below 3^(D*max_level): 64-bit arithmetic unless the index is wider.
   using Wide = std::conditional_t<(index_bits<Index> <= 64), std::uint64_t, Index>;
 
@@ -93,7 +95,7 @@ struct Peano {
   }
   template <std::size_t J>
   static unsigned chunk_key(const std::array<Coord, D>& x) noexcept {
-    using T = detail::PeanoTable<D, chunk>;
+    using T = irregular::detail::PeanoTable<D, chunk>;
     constexpr Coord scale =
         static_cast<Coord>(ipow<std::uint64_t>(T::per_axis, static_cast<int>(J)));
     unsigned k = 0;
@@ -107,7 +109,7 @@ struct Peano {
   // Rank digits of every chunk of the index, base 3^(D*chunk) == 729 (chunk 0 lowest).
   template <std::size_t... J>
   static std::array<std::uint16_t, n_chunks> rank_keys(Wide h, std::index_sequence<J...>) noexcept {
-    using T = detail::PeanoTable<D, chunk>;
+    using T = irregular::detail::PeanoTable<D, chunk>;
     return {static_cast<std::uint16_t>(
         (h / static_cast<Wide>(ipow<std::uint64_t>(T::entries, static_cast<int>(J)))) %
         T::entries)...};
@@ -117,12 +119,12 @@ struct Peano {
   /// Position of `c` along the curve at its own level, in [0, 3^(D*level)).
   /// Preconditions (IRREGULAR_ASSERT): level in [0, max_level], anchors < 3^level.
   [[nodiscard]] static index_type index(const Cell<D>& c) {
-    IRREGULAR_ASSERT((detail::cell_in_range<3, max_level, D>(c)));
+    IRREGULAR_ASSERT((irregular::detail::cell_in_range<3, max_level, D>(c)));
     if constexpr (D == 2 && index_bits<Index> <= 64) {
-      return static_cast<Index>(detail::peano2_encode(static_cast<std::uint32_t>(c.anchor[0]),
-                                                      static_cast<std::uint32_t>(c.anchor[1])));
+      return static_cast<Index>(irregular::detail::peano2_encode(
+          static_cast<std::uint32_t>(c.anchor[0]), static_cast<std::uint32_t>(c.anchor[1])));
     } else if constexpr (table_path) {
-      using T = detail::PeanoTable<D, chunk>;
+      using T = irregular::detail::PeanoTable<D, chunk>;
       std::array<Coord, D> x{};
       for (int d = 0; d < D; ++d) x[d] = static_cast<Coord>(c.anchor[d]);
       // Every chunk of every level count at once: divisions by compile-time powers of
@@ -139,7 +141,7 @@ struct Peano {
       }
       return h;
     } else {
-      return detail::peano_index_generic<D, Index>(c.anchor, c.level);
+      return irregular::detail::peano_index_generic<D, Index>(c.anchor, c.level);
     }
   }
 
@@ -151,7 +153,7 @@ struct Peano {
     Cell<D> c;
     c.level = level;
     if constexpr (table_path && index_bits<Index> <= 64) {
-      using T = detail::PeanoTable<D, chunk>;
+      using T = irregular::detail::PeanoTable<D, chunk>;
       const auto key = rank_keys(static_cast<Wide>(i), std::make_index_sequence<n_chunks>{});
       std::array<Coord, D> x{};
       unsigned s = 0;
@@ -165,7 +167,7 @@ struct Peano {
       for (int d = 0; d < D; ++d) c.anchor[d] = x[d];
     } else {
       // 128-bit division has no cheap constant form; the per-level loop is fine there.
-      c.anchor = detail::peano_axes_generic<D, Index>(i, level);
+      c.anchor = irregular::detail::peano_axes_generic<D, Index>(i, level);
     }
     return c;
   }
@@ -174,12 +176,12 @@ struct Peano {
 
   /// Local position (sum_d digit_d * 3^d) of the k-th child in curve order.
   [[nodiscard]] static constexpr int child_position(state_type s, int k) noexcept {
-    return detail::peano_position<D>(s, k);
+    return irregular::detail::peano_position<D>(s, k);
   }
 
   [[nodiscard]] static constexpr state_type child_state(state_type s, int k) noexcept {
-    return static_cast<state_type>(s ^
-                                   detail::peano_reflection<D>(detail::peano_position<D>(s, k)));
+    return static_cast<state_type>(
+        s ^ irregular::detail::peano_reflection<D>(irregular::detail::peano_position<D>(s, k)));
   }
 };
 

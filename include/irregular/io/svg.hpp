@@ -35,10 +35,14 @@ inline std::string part_colour(int k, int n) {
 inline std::string xml_escape(const std::string& s) {
   std::string r;
   for (char ch : s) {
-    if (ch == '&') r += "&amp;";
-    else if (ch == '<') r += "&lt;";
-    else if (ch == '>') r += "&gt;";
-    else r += ch;
+    if (ch == '&')
+      r += "&amp;";
+    else if (ch == '<')
+      r += "&lt;";
+    else if (ch == '>')
+      r += "&gt;";
+    else
+      r += ch;
   }
   return r;
 }
@@ -58,14 +62,20 @@ inline void write_leaves_svg(std::ostream& os, const Box<2>& box, int arity,
   auto px = [&](double x) { return (x - box.lo[0]) / box.extent(0) * W; };
   auto py = [&](double y) { return H - (y - box.lo[1]) / box.extent(1) * H; };  // y up
   os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H + caption
-     << "\" viewBox=\"0 0 " << W << ' ' << H + caption << "\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+     << "\" viewBox=\"0 0 " << W << ' ' << H + caption
+     << "\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   std::string polyline;
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const auto& c = cells[i];
-    const coord_t n = [&] { coord_t r = 1; for (int l = 0; l < c.level; ++l) r *= static_cast<coord_t>(arity); return r; }();
+    const coord_t n = [&] {
+      coord_t r = 1;
+      for (int l = 0; l < c.level; ++l) r *= static_cast<coord_t>(arity);
+      return r;
+    }();
     const auto lo = box.lower(c, n), hi = box.upper(c, n);
-    os << "<rect x=\"" << px(lo[0]) << "\" y=\"" << py(hi[1]) << "\" width=\"" << px(hi[0]) - px(lo[0])
-       << "\" height=\"" << py(lo[1]) - py(hi[1]) << "\" fill=\"" << part_colour(parts[i], part_count) << '"';
+    os << "<rect x=\"" << px(lo[0]) << "\" y=\"" << py(hi[1]) << "\" width=\""
+       << px(hi[0]) - px(lo[0]) << "\" height=\"" << py(lo[1]) - py(hi[1]) << "\" fill=\""
+       << part_colour(parts[i], part_count) << '"';
     if (opt.outline) os << " stroke=\"#555\" stroke-width=\"0.3\"";
     os << "/>\n";
     if (opt.draw_curve)
@@ -76,9 +86,11 @@ inline void write_leaves_svg(std::ostream& os, const Box<2>& box, int arity,
     os << "<circle cx=\"" << px(p[0]) << "\" cy=\"" << py(p[1]) << "\" r=\"" << opt.point_radius_px
        << "\" fill=\"#222\" fill-opacity=\"0.6\"/>\n";
   if (opt.draw_curve && !polyline.empty())
-    os << "<polyline points=\"" << polyline << "\" fill=\"none\" stroke=\"#111\" stroke-width=\"0.8\" stroke-opacity=\"0.7\"/>\n";
+    os << "<polyline points=\"" << polyline
+       << "\" fill=\"none\" stroke=\"#111\" stroke-width=\"0.8\" stroke-opacity=\"0.7\"/>\n";
   if (!opt.title.empty())
-    os << "<text x=\"6\" y=\"" << H + 17 << "\" font-family=\"sans-serif\" font-size=\"13\">" << xml_escape(opt.title) << "</text>\n";
+    os << "<text x=\"6\" y=\"" << H + 17 << "\" font-family=\"sans-serif\" font-size=\"13\">"
+       << xml_escape(opt.title) << "</text>\n";
   os << "</svg>\n";
 }
 

@@ -41,11 +41,16 @@ inline constexpr int vtk_quad = 9, vtk_hexahedron = 12;
 inline std::string attribute_escape(const std::string& s) {
   std::string r;
   for (char ch : s) {
-    if (ch == '&') r += "&amp;";
-    else if (ch == '<') r += "&lt;";
-    else if (ch == '>') r += "&gt;";
-    else if (ch == '"') r += "&quot;";
-    else r += ch;
+    if (ch == '&')
+      r += "&amp;";
+    else if (ch == '<')
+      r += "&lt;";
+    else if (ch == '>')
+      r += "&gt;";
+    else if (ch == '"')
+      r += "&quot;";
+    else
+      r += ch;
   }
   return r;
 }
@@ -61,36 +66,43 @@ void put(std::string& out, T v) {
 
 /// Throws irregular::invalid_argument for a field that does not fit `cells` cells, a reserved,
 /// empty or repeated name. `where` prefixes the message (function and, if known, rank).
-inline void check_fields(const std::vector<VtkField>& fields, std::size_t cells, const std::string& where) {
+inline void check_fields(const std::vector<VtkField>& fields, std::size_t cells,
+                         const std::string& where) {
   for (std::size_t k = 0; k < fields.size(); ++k) {
     const auto& f = fields[k];
-    if (f.name.empty()) throw invalid_argument(where + ": field " + std::to_string(k) + " has an empty name");
+    if (f.name.empty())
+      throw invalid_argument(where + ": field " + std::to_string(k) + " has an empty name");
     if (f.name == "level" || f.name == "rank")
-      throw invalid_argument(where + ": field name \"" + f.name + "\" is reserved (written automatically)");
+      throw invalid_argument(where + ": field name \"" + f.name +
+                             "\" is reserved (written automatically)");
     for (std::size_t j = 0; j < k; ++j)
-      if (fields[j].name == f.name) throw invalid_argument(where + ": field \"" + f.name + "\" appears twice");
+      if (fields[j].name == f.name)
+        throw invalid_argument(where + ": field \"" + f.name + "\" appears twice");
     if (f.components < 1)
-      throw invalid_argument(where + ": field \"" + f.name + "\" has " + std::to_string(f.components) +
-                             " components (need at least 1)");
+      throw invalid_argument(where + ": field \"" + f.name + "\" has " +
+                             std::to_string(f.components) + " components (need at least 1)");
     const std::size_t need = cells * static_cast<std::size_t>(f.components);
     if (f.values.size() != need)
-      throw invalid_argument(where + ": field \"" + f.name + "\" has " + std::to_string(f.values.size()) +
-                             " values; " + std::to_string(cells) + " cells x " + std::to_string(f.components) +
-                             " components need " + std::to_string(need));
+      throw invalid_argument(where + ": field \"" + f.name + "\" has " +
+                             std::to_string(f.values.size()) + " values; " + std::to_string(cells) +
+                             " cells x " + std::to_string(f.components) + " components need " +
+                             std::to_string(need));
   }
 }
 
 /// Name and components of every field, the same text on every rank that agrees.
 inline std::string signature(const std::vector<VtkField>& fields) {
   std::string s;
-  for (const auto& f : fields) s += (s.empty() ? "" : ", ") + f.name + ":" + std::to_string(f.components);
+  for (const auto& f : fields)
+    s += (s.empty() ? "" : ", ") + f.name + ":" + std::to_string(f.components);
   return "(" + s + ")";
 }
 
 template <int D>
 std::string vtu_text(const Box<D>& box, int arity, std::span<const Cell<D>> cells,
-                    const std::vector<VtkField>& fields, int rank, const std::string& where) {
-  static_assert(D == 2 || D == 3, "irregular::io::write_vtu: VTK cells exist for 2D (quads) and 3D (hexahedra)");
+                     const std::vector<VtkField>& fields, int rank, const std::string& where) {
+  static_assert(D == 2 || D == 3,
+                "irregular::io::write_vtu: VTK cells exist for 2D (quads) and 3D (hexahedra)");
   if (arity != 2 && arity != 3)
     throw invalid_argument(where + ": arity " + std::to_string(arity) + " (need 2 or 3)");
   for (std::size_t i = 0; i < cells.size(); ++i) {
@@ -102,8 +114,8 @@ std::string vtu_text(const Box<D>& box, int arity, std::span<const Cell<D>> cell
       for (int d = 0; d < D; ++d) inside = inside && c.anchor[static_cast<std::size_t>(d)] < n;
     }
     if (!inside)
-      throw invalid_argument(where + ": cell " + std::to_string(i) + " (level " + std::to_string(c.level) +
-                             ") lies outside the box");
+      throw invalid_argument(where + ": cell " + std::to_string(i) + " (level " +
+                             std::to_string(c.level) + ") lies outside the box");
   }
   check_fields(fields, cells.size(), where);
 
@@ -111,9 +123,11 @@ std::string vtu_text(const Box<D>& box, int arity, std::span<const Cell<D>> cell
   const std::size_t n_cells = cells.size(), n_points = n_cells * corners;
   std::string out;
   out.reserve(200 + n_cells * (corners * 40 + 64));
-  out += "<?xml version=\"1.0\"?>\n"
-         "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
-         "<UnstructuredGrid>\n<Piece NumberOfPoints=\"";
+  out +=
+      "<?xml version=\"1.0\"?>\n"
+      "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" "
+      "header_type=\"UInt64\">\n"
+      "<UnstructuredGrid>\n<Piece NumberOfPoints=\"";
   put(out, n_points);
   out += "\" NumberOfCells=\"";
   put(out, n_cells);
@@ -129,12 +143,18 @@ std::string vtu_text(const Box<D>& box, int arity, std::span<const Cell<D>> cell
       out += ' ';
       put(out, by ? hi[1] : lo[1]);
       out += ' ';
-      if constexpr (D == 3) put(out, bz ? hi[2] : lo[2]);
-      else { (void)bz; out += '0'; }
+      if constexpr (D == 3)
+        put(out, bz ? hi[2] : lo[2]);
+      else {
+        (void)bz;
+        out += '0';
+      }
       out += '\n';
     }
   }
-  out += "</DataArray>\n</Points>\n<Cells>\n<DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">\n";
+  out +=
+      "</DataArray>\n</Points>\n<Cells>\n<DataArray type=\"Int64\" Name=\"connectivity\" "
+      "format=\"ascii\">\n";
   for (std::size_t i = 0; i < n_cells; ++i) {
     for (int k = 0; k < corners; ++k) {
       put(out, i * corners + static_cast<std::size_t>(k));
@@ -151,8 +171,9 @@ std::string vtu_text(const Box<D>& box, int arity, std::span<const Cell<D>> cell
     put(out, D == 2 ? vtk_quad : vtk_hexahedron);
     out += '\n';
   }
-  out += "</DataArray>\n</Cells>\n<CellData Scalars=\"level\">\n"
-         "<DataArray type=\"Int32\" Name=\"level\" format=\"ascii\">\n";
+  out +=
+      "</DataArray>\n</Cells>\n<CellData Scalars=\"level\">\n"
+      "<DataArray type=\"Int32\" Name=\"level\" format=\"ascii\">\n";
   for (const auto& c : cells) {
     put(out, c.level);
     out += '\n';
@@ -164,7 +185,8 @@ std::string vtu_text(const Box<D>& box, int arity, std::span<const Cell<D>> cell
   }
   out += "</DataArray>\n";
   for (const auto& f : fields) {
-    out += "<DataArray type=\"Float64\" Name=\"" + attribute_escape(f.name) + "\" NumberOfComponents=\"";
+    out += "<DataArray type=\"Float64\" Name=\"" + attribute_escape(f.name) +
+           "\" NumberOfComponents=\"";
     put(out, f.components);
     out += "\" format=\"ascii\">\n";
     for (std::size_t i = 0; i < f.values.size(); ++i) {
@@ -177,26 +199,30 @@ std::string vtu_text(const Box<D>& box, int arity, std::span<const Cell<D>> cell
   return out;
 }
 
-inline std::string pvtu_text(const std::string& name, int pieces, const std::vector<VtkField>& fields) {
+inline std::string pvtu_text(const std::string& name, int pieces,
+                             const std::vector<VtkField>& fields) {
   std::string out =
       "<?xml version=\"1.0\"?>\n"
-      "<VTKFile type=\"PUnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
+      "<VTKFile type=\"PUnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" "
+      "header_type=\"UInt64\">\n"
       "<PUnstructuredGrid GhostLevel=\"0\">\n"
       "<PPoints>\n<PDataArray type=\"Float64\" NumberOfComponents=\"3\"/>\n</PPoints>\n"
       "<PCellData Scalars=\"level\">\n"
       "<PDataArray type=\"Int32\" Name=\"level\"/>\n"
       "<PDataArray type=\"Int32\" Name=\"rank\"/>\n";
   for (const auto& f : fields)
-    out += "<PDataArray type=\"Float64\" Name=\"" + attribute_escape(f.name) + "\" NumberOfComponents=\"" +
-           std::to_string(f.components) + "\"/>\n";
+    out += "<PDataArray type=\"Float64\" Name=\"" + attribute_escape(f.name) +
+           "\" NumberOfComponents=\"" + std::to_string(f.components) + "\"/>\n";
   out += "</PCellData>\n";
   for (int r = 0; r < pieces; ++r)
-    out += "<Piece Source=\"" + attribute_escape(name + "_" + std::to_string(r) + ".vtu") + "\"/>\n";
+    out +=
+        "<Piece Source=\"" + attribute_escape(name + "_" + std::to_string(r) + ".vtu") + "\"/>\n";
   out += "</PUnstructuredGrid>\n</VTKFile>\n";
   return out;
 }
 
-inline void write_file(const std::filesystem::path& path, const std::string& text, const std::string& where) {
+inline void write_file(const std::filesystem::path& path, const std::string& text,
+                       const std::string& where) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f) throw error(where + ": cannot open " + path.string() + " for writing");
   f.write(text.data(), static_cast<std::streamsize>(text.size()));
@@ -213,9 +239,11 @@ inline void write_file(const std::filesystem::path& path, const std::string& tex
 /// is not cells.size() × components, a reserved (`level`, `rank`), empty or repeated field name,
 /// or a cell outside the box. Local.
 template <int D>
-void write_vtu(std::ostream& os, const Box<D>& box, int arity, std::type_identity_t<std::span<const Cell<D>>> cells,
+void write_vtu(std::ostream& os, const Box<D>& box, int arity,
+               std::type_identity_t<std::span<const Cell<D>>> cells,
                const std::vector<VtkField>& fields = {}, int rank = 0) {
-  const std::string text = detail::vtu_text<D>(box, arity, cells, fields, rank, "irregular::io::write_vtu");
+  const std::string text =
+      detail::vtu_text<D>(box, arity, cells, fields, rank, "irregular::io::write_vtu");
   os.write(text.data(), static_cast<std::streamsize>(text.size()));
 }
 
@@ -227,8 +255,9 @@ void write_vtu(std::ostream& os, const Box<D>& box, int arity, std::type_identit
 /// match its cells (the message names the field and the rank), fields that differ from rank 0's,
 /// a file that cannot be written; then no `<name>.pvtu` exists (pieces may). Collective over comm.
 template <int D>
-void write_pvtu(const boost::mpi::communicator& comm, const std::string& directory, const std::string& name,
-                const Box<D>& box, int arity, std::type_identity_t<std::span<const Cell<D>>> cells,
+void write_pvtu(const boost::mpi::communicator& comm, const std::string& directory,
+                const std::string& name, const Box<D>& box, int arity,
+                std::type_identity_t<std::span<const Cell<D>>> cells,
                 const std::vector<VtkField>& fields = {}) {
   const std::string where = "irregular::io::write_pvtu (rank " + std::to_string(comm.rank()) + ")";
   std::string expected = detail::signature(fields);
@@ -238,8 +267,8 @@ void write_pvtu(const boost::mpi::communicator& comm, const std::string& directo
     if (name.empty() || name.find('/') != std::string::npos)
       throw invalid_argument(where + ": name \"" + name + "\" must be a plain file name");
     if (detail::signature(fields) != expected)
-      throw invalid_argument(where + ": fields " + detail::signature(fields) + " differ from rank 0's " +
-                             expected);
+      throw invalid_argument(where + ": fields " + detail::signature(fields) +
+                             " differ from rank 0's " + expected);
     // Bad input is rejected before the file system is touched.
     const std::string piece = detail::vtu_text<D>(box, arity, cells, fields, comm.rank(), where);
     std::error_code ec;
@@ -253,7 +282,8 @@ void write_pvtu(const boost::mpi::communicator& comm, const std::string& directo
   // The index only once every piece exists.
   mpi::agree(comm, [&] {
     if (comm.rank() == 0)
-      detail::write_file(dir / (name + ".pvtu"), detail::pvtu_text(name, comm.size(), fields), where);
+      detail::write_file(dir / (name + ".pvtu"), detail::pvtu_text(name, comm.size(), fields),
+                         where);
   });
 }
 

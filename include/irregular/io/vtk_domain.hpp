@@ -38,15 +38,16 @@ std::vector<Cell<Domain::dim>> local_cells(const Domain& domain) {
 /// as io::write_pvtu does, and when a field's function throws on any rank. Collective over the
 /// domain's communicator.
 template <class Data, class S, class C, class M, class P>
-void write_pvtu(const CellDomain<Data, S, C, M, P>& domain, const std::string& directory, const std::string& name,
-                const std::vector<CellField<Data>>& fields = {}) {
+void write_pvtu(const CellDomain<Data, S, C, M, P>& domain, const std::string& directory,
+                const std::string& name, const std::vector<CellField<Data>>& fields = {}) {
   const auto data = domain.local_data();
   std::vector<std::vector<double>> values(fields.size());
   mpi::agree(domain.comm(), [&] {
     for (std::size_t k = 0; k < fields.size(); ++k) {
       if (!fields[k].value)
-        throw invalid_argument("irregular::io::write_pvtu (rank " + std::to_string(domain.comm().rank()) +
-                               "): field \"" + fields[k].name + "\" has no function");
+        throw invalid_argument("irregular::io::write_pvtu (rank " +
+                               std::to_string(domain.comm().rank()) + "): field \"" +
+                               fields[k].name + "\" has no function");
       values[k].reserve(data.size());
       for (const auto& d : data) values[k].push_back(fields[k].value(d));
     }
@@ -63,8 +64,8 @@ void write_pvtu(const CellDomain<Data, S, C, M, P>& domain, const std::string& d
 /// (local_tree()). Throws irregular::collective_error on every rank as io::write_pvtu does.
 /// Collective over the domain's communicator.
 template <class E, class S, class C, class M, class P>
-void write_pvtu(const IrregularDomain<E, S, C, M, P>& domain, const std::string& directory, const std::string& name,
-                const std::vector<VtkField>& fields = {}) {
+void write_pvtu(const IrregularDomain<E, S, C, M, P>& domain, const std::string& directory,
+                const std::string& name, const std::vector<VtkField>& fields = {}) {
   const auto counts = domain.local_tree().counts();
   std::vector<double> elements(counts.begin(), counts.end());
   std::vector<VtkField> arrays{{"elements", elements, 1}};

@@ -6,10 +6,9 @@
 
 #include <boost/mpi/collectives/broadcast.hpp>
 #include <boost/mpi/communicator.hpp>
+#include <boost/mpi/config.hpp>  // <mpi.h>, without its C++ bindings
 #include <boost/mpi/exception.hpp>
 #include <boost/serialization/string.hpp>
-
-#include <mpi.h>
 
 #include <cstdint>
 #include <exception>
@@ -30,8 +29,7 @@ inline void agree_on(const boost::mpi::communicator& comm, int reported_rank,
   const std::int64_t key =
       local_failure ? static_cast<std::int64_t>(reported_rank) * p + comm.rank() : none;
   std::int64_t min_key = none;
-  BOOST_MPI_CHECK_RESULT(MPI_Allreduce,
-                         (&key, &min_key, 1, MPI_INT64_T, MPI_MIN, MPI_Comm(comm)));
+  BOOST_MPI_CHECK_RESULT(MPI_Allreduce, (&key, &min_key, 1, MPI_INT64_T, MPI_MIN, MPI_Comm(comm)));
   if (min_key == none) return;
   const int failing_rank = static_cast<int>(min_key / p);
   const int root = static_cast<int>(min_key % p);

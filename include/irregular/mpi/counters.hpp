@@ -1,11 +1,11 @@
 // Counters of what the MPI layer moved: per-exchange message/byte statistics and migration totals.
-// baiardi-collecting-remote-data (message merging) and baiardi-2001 §4 (migration cost) count these.
+// baiardi-collecting-remote-data (message merging) and baiardi-2001 §4 (migration cost) count
+// these.
 #pragma once
 
 #include <boost/mpi/communicator.hpp>
+#include <boost/mpi/config.hpp>  // <mpi.h>, without its C++ bindings
 #include <boost/mpi/exception.hpp>
-
-#include <mpi.h>
 
 #include <array>
 #include <cstdint>
@@ -27,7 +27,9 @@ struct ExchangeStats {
     bytes_received += o.bytes_received;
     return *this;
   }
-  friend ExchangeStats operator+(ExchangeStats a, const ExchangeStats& b) noexcept { return a += b; }
+  friend ExchangeStats operator+(ExchangeStats a, const ExchangeStats& b) noexcept {
+    return a += b;
+  }
   friend bool operator==(const ExchangeStats&, const ExchangeStats&) = default;
 };
 

@@ -6,10 +6,9 @@
 #include <irregular/core/error.hpp>
 
 #include <boost/mpi/communicator.hpp>
+#include <boost/mpi/config.hpp>  // <mpi.h>, without its C++ bindings
 #include <boost/mpi/environment.hpp>
 #include <boost/mpi/exception.hpp>
-
-#include <mpi.h>
 
 #include <algorithm>
 #include <chrono>
@@ -27,8 +26,9 @@ namespace irregular::mpi {
 
 /// How a phase learns that nothing more can arrive.
 enum class Termination {
-  messages,  ///< the papers' scheme: after its data each rank tells every other rank (O(p) per rank)
-  nbx,       ///< data by MPI_Issend; a rank whose sends all completed joins an MPI_Ibarrier (O(log p))
+  messages,  ///< the papers' scheme: after its data each rank tells every other rank (O(p) per
+             ///< rank)
+  nbx,  ///< data by MPI_Issend; a rank whose sends all completed joins an MPI_Ibarrier (O(log p))
 };
 
 struct MergeOptions {
@@ -88,19 +88,27 @@ struct PhaseStats {
 /// phase on the same tag while another still receives this one (their messages would mix).
 template <class T>
 class MergedExchange {
-  static_assert(std::is_trivially_copyable_v<T>,
-                "irregular::mpi::MergedExchange<T>: T must be trivially copyable (records travel as raw "
-                "bytes); use sparse_exchange for types that need Boost.Serialization");
+  static_assert(
+      std::is_trivially_copyable_v<T>,
+      "irregular::mpi::MergedExchange<T>: T must be trivially copyable (records travel as raw "
+      "bytes); use sparse_exchange for types that need Boost.Serialization");
 
  public:
   /// Posts nothing and communicates nothing; comm is used as given (no duplicate) and the tag
-  /// belongs to this phase until finish() returns. Throws irregular::invalid_argument for a bad tag.
+  /// belongs to this phase until finish() returns. Throws irregular::invalid_argument for a bad
+  /// tag.
   MergedExchange(const boost::mpi::communicator& comm, int tag, MergeOptions opt = {})
-      : comm_(comm), tag_(tag), me_(comm.rank()), p_(comm.size()), opt_(opt),
-        slots_(static_cast<std::size_t>(p_)), start_(std::chrono::steady_clock::now()) {
+      : comm_(comm),
+        tag_(tag),
+        me_(comm.rank()),
+        p_(comm.size()),
+        opt_(opt),
+        slots_(static_cast<std::size_t>(p_)),
+        start_(std::chrono::steady_clock::now()) {
     if (tag < 0 || tag > boost::mpi::environment::max_tag())
-      throw invalid_argument("irregular::mpi::MergedExchange: tag " + std::to_string(tag) + " outside [0, " +
-                             std::to_string(boost::mpi::environment::max_tag()) + "]");
+      throw invalid_argument("irregular::mpi::MergedExchange: tag " + std::to_string(tag) +
+                             " outside [0, " + std::to_string(boost::mpi::environment::max_tag()) +
+                             "]");
     const std::size_t cap = (static_cast<std::size_t>(INT_MAX) - 1) / sizeof(T) * sizeof(T);
     flush_bytes_ = opt.buffer_entries == 0 ? cap : std::min(cap, opt.buffer_entries * sizeof(T));
   }
@@ -124,10 +132,11 @@ class MergedExchange {
   /// are delivered by the next poll() or finish() and are no message.
   void send(int dest, const T& value) { send(dest, std::span<const T>(&value, 1)); }
   void send(int dest, std::span<const T> values) {
-    if (finishing_) throw error("irregular::mpi::MergedExchange::send: finish() has begun on this engine");
+    if (finishing_)
+      throw error("irregular::mpi::MergedExchange::send: finish() has begun on this engine");
     if (dest < 0 || dest >= p_)
-      throw invalid_argument("irregular::mpi::MergedExchange::send: destination " + std::to_string(dest) +
-                             " outside [0, " + std::to_string(p_) + ")");
+      throw invalid_argument("irregular::mpi::MergedExchange::send: destination " +
+                             std::to_string(dest) + " outside [0, " + std::to_string(p_) + ")");
     if (dest == me_) {
       self_.insert(self_.end(), values.begin(), values.end());
       return;
@@ -143,7 +152,8 @@ class MergedExchange {
         s.bytes = std::move(spare_.back());
         spare_.pop_back();
       } else if (s.bytes.capacity() == 0) {  // + 1: room for a merged termination byte
-        s.bytes.reserve(opt_.buffer_entries > 0 ? flush_bytes_ + 1 : std::min(left, flush_bytes_) + 1);
+        s.bytes.reserve(opt_.buffer_entries > 0 ? flush_bytes_ + 1
+                                                : std::min(left, flush_bytes_) + 1);
       }
       const std::size_t n = std::min(left, flush_bytes_ - s.bytes.size());
       s.bytes.insert(s.bytes.end(), from, from + n);
@@ -203,7 +213,8 @@ class MergedExchange {
         if (arrived) {
           receive(msg, status, on_receive);
         } else if (barrier == MPI_REQUEST_NULL) {
-          retire();  // an Issend completes when matched: all completed = all this rank sent was received
+          retire();  // an Issend completes when matched: all completed = all this rank sent was
+                     // received
           if (head_ == requests_.size()) {
             BOOST_MPI_CHECK_RESULT(MPI_Ibarrier, (comm_, &barrier));
           }
@@ -214,13 +225,14 @@ class MergedExchange {
         }
       }
     }
-    BOOST_MPI_CHECK_RESULT(MPI_Waitall, (static_cast<int>(requests_.size() - head_), requests_.data() + head_,
-                                         MPI_STATUSES_IGNORE));
+    BOOST_MPI_CHECK_RESULT(MPI_Waitall, (static_cast<int>(requests_.size() - head_),
+                                         requests_.data() + head_, MPI_STATUSES_IGNORE));
     requests_.clear();
     in_flight_.clear();
     head_ = 0;
     BOOST_MPI_CHECK_RESULT(MPI_Barrier, (comm_));
-    stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    stats_.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
 
   [[nodiscard]] const PhaseStats& stats() const noexcept { return stats_; }
@@ -240,7 +252,8 @@ class MergedExchange {
     Guard(MergedExchange& ex, const char* what) : x(ex) {
       if (x.busy_ || x.finishing_)
         throw error(std::string("irregular::mpi::MergedExchange::") + what +
-                    (x.busy_ ? ": called from within a callback of the same engine" : ": finish() already ran"));
+                    (x.busy_ ? ": called from within a callback of the same engine"
+                             : ": finish() already ran"));
       x.busy_ = true;
     }
     ~Guard() { x.busy_ = false; }
@@ -274,7 +287,8 @@ class MergedExchange {
     }
   }
   void post_bytes(int dest, Bytes& buf) {
-    in_flight_.push_back(std::move(buf));  // the heap block, and so the address MPI reads, stays put
+    in_flight_.push_back(
+        std::move(buf));  // the heap block, and so the address MPI reads, stays put
     requests_.push_back(MPI_REQUEST_NULL);
     Bytes& b = in_flight_.back();
     void* data = b.empty() ? static_cast<void*>(&no_bytes_) : b.data();
@@ -300,20 +314,22 @@ class MergedExchange {
       received_units_ = units;
     }
     BOOST_MPI_CHECK_RESULT(MPI_Mrecv, (received_.get(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE));
-    if (opt_.termination == Termination::messages && (bytes == 0 || (merge_termination && bytes % sizeof(T) == 1))) {
+    if (opt_.termination == Termination::messages &&
+        (bytes == 0 || (merge_termination && bytes % sizeof(T) == 1))) {
       ++terminated_;
       bytes -= bytes % sizeof(T);
     }
     if (bytes % sizeof(T) != 0)
-      throw parse_error("irregular::mpi::MergedExchange: rank " + std::to_string(me_) + " received " +
-                        std::to_string(count) + " bytes from rank " + std::to_string(status.MPI_SOURCE) +
-                        " on tag " + std::to_string(tag_) + ", not a multiple of sizeof(T) = " +
-                        std::to_string(sizeof(T)) + " (sender and receiver disagree on T or on the tag?)");
+      throw parse_error("irregular::mpi::MergedExchange: rank " + std::to_string(me_) +
+                        " received " + std::to_string(count) + " bytes from rank " +
+                        std::to_string(status.MPI_SOURCE) + " on tag " + std::to_string(tag_) +
+                        ", not a multiple of sizeof(T) = " + std::to_string(sizeof(T)) +
+                        " (sender and receiver disagree on T or on the tag?)");
     if (bytes > 0) {
       ++stats_.messages_received;
       stats_.bytes_received += bytes;
-      on_receive(status.MPI_SOURCE,
-                 std::span<const T>(reinterpret_cast<const T*>(received_.get()), bytes / sizeof(T)));
+      on_receive(status.MPI_SOURCE, std::span<const T>(reinterpret_cast<const T*>(received_.get()),
+                                                       bytes / sizeof(T)));
     }
   }
 
@@ -348,15 +364,15 @@ class MergedExchange {
   boost::mpi::communicator comm_;
   int tag_, me_, p_;
   MergeOptions opt_;
-  std::size_t flush_bytes_ = 0;        // a buffer leaves when it holds this many bytes
-  std::vector<Slot> slots_;            // one per rank: O(p) slots, buffers only for real partners
-  std::vector<int> listed_;            // partners whose slot ever held records
+  std::size_t flush_bytes_ = 0;  // a buffer leaves when it holds this many bytes
+  std::vector<Slot> slots_;      // one per rank: O(p) slots, buffers only for real partners
+  std::vector<int> listed_;      // partners whose slot ever held records
   std::vector<T> self_, self_delivering_;
   std::vector<MPI_Request> requests_;  // sends in posting order, [head_, end) possibly in flight
   std::vector<Bytes> in_flight_;       // their buffers, side by side
   std::size_t head_ = 0;
-  int terminated_ = 0;                 // termination messages received (Termination::messages)
-  std::vector<Bytes> spare_;           // retired buffers, reused
+  int terminated_ = 0;                   // termination messages received (Termination::messages)
+  std::vector<Bytes> spare_;             // retired buffers, reused
   std::unique_ptr<Storage[]> received_;  // the reusable receive buffer, aligned for T
   std::size_t received_units_ = 0;
   PhaseStats stats_;

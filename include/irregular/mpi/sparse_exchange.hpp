@@ -1,5 +1,6 @@
 // Sparse data exchange: one merged message per partner per phase, receivers not told who sends
-// (NBX with termination; baiardi-collecting-remote-data "message merging", "non-blocking exchange").
+// (NBX with termination; baiardi-collecting-remote-data "message merging", "non-blocking
+// exchange").
 #pragma once
 
 #include <irregular/core/error.hpp>
@@ -13,13 +14,13 @@
 #include <boost/mpi/environment.hpp>
 
 #include <algorithm>
-#include <cstring>
-#include <type_traits>
 #include <cstddef>
+#include <cstring>
 #include <iterator>
-#include <span>
 #include <optional>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -46,12 +47,13 @@ struct Received {
   }
 };
 
-namespace detail_exchange {
+namespace detail {
 
 inline void check_tag(int tag) {
   if (tag < 0 || tag > boost::mpi::environment::max_tag())
     throw invalid_argument("irregular::mpi::sparse_exchange: tag " + std::to_string(tag) +
-                           " outside [0, " + std::to_string(boost::mpi::environment::max_tag()) + "]");
+                           " outside [0, " + std::to_string(boost::mpi::environment::max_tag()) +
+                           "]");
 }
 
 // Receives each message into its own buffer (of T for raw types, so the bytes land in place;
@@ -80,7 +82,7 @@ struct BufferSink {
   }
 };
 
-}  // namespace detail_exchange
+}  // namespace detail
 
 }  // namespace irregular::mpi
 
@@ -178,7 +180,7 @@ void append_own_values(mpi::Received<T>& out, int me, std::span<const T> self) {
 /// Raw values: every message's buffer holds its values already; they are appended in source
 /// order, or a lone partner's buffer is handed over without a copy.
 template <class T>
-mpi::Received<T> received_raw(int me, mpi::detail_exchange::BufferSink<T, std::vector<T>>& sink,
+mpi::Received<T> received_raw(int me, mpi::detail::BufferSink<T, std::vector<T>>& sink,
                               std::span<const T> self) {
   auto& got = sink.got;
   mpi::Received<T> out;
@@ -256,7 +258,7 @@ void load_message_values(const boost::mpi::communicator& comm, Message& message,
 /// outcome before any returns.
 template <class T>
 mpi::Received<T> received_serialized(const boost::mpi::communicator& comm,
-                                     mpi::detail_exchange::BufferSink<char, FrameBuffer>& sink,
+                                     mpi::detail::BufferSink<char, FrameBuffer>& sink,
                                      std::span<const T> self) {
   const int me = comm.rank();
   auto& got = sink.got;
@@ -282,7 +284,7 @@ mpi::Received<T> received_serialized(const boost::mpi::communicator& comm,
 
 namespace irregular::mpi {
 
-namespace detail_exchange {
+namespace detail {
 
 // Common body. slice(d) gives the values for destination d as a span.
 template <class T, class Slice>
@@ -306,7 +308,7 @@ Received<T> exchange(const boost::mpi::communicator& comm, int tag, Slice slice,
     return irregular::detail::received_serialized<T>(comm, sink, slice(comm.rank()));
 }
 
-}  // namespace detail_exchange
+}  // namespace detail
 
 /// Sends outgoing[d] to rank d for every d with a non-empty vector (one message each; nothing to
 /// partners with nothing), receives from ranks unknown in advance, and returns what arrived
@@ -324,13 +326,13 @@ Received<T> sparse_exchange(const boost::mpi::communicator& comm,
                             const std::vector<std::vector<T>>& outgoing, int tag,
                             ExchangeStats* stats = nullptr) {
   agree(comm, [&] {
-    detail_exchange::check_tag(tag);
+    detail::check_tag(tag);
     if (outgoing.size() != static_cast<std::size_t>(comm.size()))
       throw invalid_argument("irregular::mpi::sparse_exchange: " + std::to_string(outgoing.size()) +
                              " outgoing vectors on rank " + std::to_string(comm.rank()) +
                              ", expected one per rank (" + std::to_string(comm.size()) + ")");
   });
-  return detail_exchange::exchange<T>(
+  return detail::exchange<T>(
       comm, tag, [&](int d) { return std::span<const T>(outgoing[static_cast<std::size_t>(d)]); },
       stats, irregular::detail::nbx_piece_bytes);
 }
@@ -343,18 +345,19 @@ Received<T> sparse_exchange(const boost::mpi::communicator& comm, std::span<cons
                             ExchangeStats* stats = nullptr) {
   const auto p = static_cast<std::size_t>(comm.size());
   agree(comm, [&] {
-    const std::string where = "irregular::mpi::sparse_exchange (rank " + std::to_string(comm.rank()) + "): ";
-    detail_exchange::check_tag(tag);
+    const std::string where =
+        "irregular::mpi::sparse_exchange (rank " + std::to_string(comm.rank()) + "): ";
+    detail::check_tag(tag);
     if (offsets.size() != p + 1)
-      throw invalid_argument(where + std::to_string(offsets.size()) + " offsets, expected comm.size()+1 = " +
-                             std::to_string(p + 1));
+      throw invalid_argument(where + std::to_string(offsets.size()) +
+                             " offsets, expected comm.size()+1 = " + std::to_string(p + 1));
     if (offsets.front() != 0 || offsets.back() != values.size())
       throw invalid_argument(where + "offsets must start at 0 and end at values.size() = " +
                              std::to_string(values.size()));
     if (!std::is_sorted(offsets.begin(), offsets.end()))
       throw invalid_argument(where + "offsets must be non-decreasing");
   });
-  return detail_exchange::exchange<T>(
+  return detail::exchange<T>(
       comm, tag,
       [&](int d) {
         const auto i = static_cast<std::size_t>(d);
@@ -367,8 +370,8 @@ template <class T>
 Received<T> sparse_exchange(const boost::mpi::communicator& comm, const std::vector<T>& values,
                             const std::vector<std::size_t>& offsets, int tag,
                             ExchangeStats* stats = nullptr) {
-  return sparse_exchange(comm, std::span<const T>(values), std::span<const std::size_t>(offsets), tag,
-                         stats);
+  return sparse_exchange(comm, std::span<const T>(values), std::span<const std::size_t>(offsets),
+                         tag, stats);
 }
 
 }  // namespace irregular::mpi

@@ -41,8 +41,9 @@ struct raw_transport
 /// True when T travels as its object bytes (MPI_BYTE), false when through Boost.Serialization.
 /// boost::mpi::is_mpi_datatype<T> (BOOST_IS_MPI_DATATYPE) also opts a type in.
 template <class T>
-inline constexpr bool is_raw_transportable =
-    std::is_trivially_copyable_v<T> && (raw_transport<T>::value || boost::mpi::is_mpi_datatype<T>::value);
+inline constexpr bool is_raw_transportable = std::is_trivially_copyable_v<T> &&
+                                             (raw_transport<T>::value ||
+                                              boost::mpi::is_mpi_datatype<T>::value);
 
 /// Size of the header pack() writes before the payload: element count and payload bytes.
 inline constexpr std::size_t pack_header_bytes = 2 * sizeof(std::uint64_t);
@@ -52,7 +53,7 @@ inline constexpr unsigned archive_flags = boost::archive::no_header | boost::arc
 
 /// Appends [count: u64][payload bytes: u64][payload] to out. The payload is the values' bytes for
 /// raw types and a Boost binary archive otherwise (each value's serialize() called directly, see
-/// detail::save_value). unpack() inverts it exactly.
+/// irregular::detail::save_value). unpack() inverts it exactly.
 template <class T>
 void pack(std::span<const T> values, std::vector<char>& out) {
   const std::size_t header_at = out.size();
@@ -101,8 +102,8 @@ std::size_t unpack(std::span<const char> in, std::vector<T>& out) {
   if constexpr (is_raw_transportable<T>) {
     if (payload % sizeof(T) != 0 || payload / sizeof(T) != count)
       throw parse_error("irregular::mpi::unpack: " + std::to_string(count) + " raw values of " +
-                        std::to_string(sizeof(T)) + " bytes cannot fill " + std::to_string(payload) +
-                        " payload bytes");
+                        std::to_string(sizeof(T)) + " bytes cannot fill " +
+                        std::to_string(payload) + " payload bytes");
     const std::size_t old = out.size();
     out.resize(old + count);
     if (payload != 0) std::memcpy(static_cast<void*>(out.data() + old), data, payload);
@@ -138,7 +139,11 @@ std::size_t unpack(std::span<const char> in, std::vector<T>& out) {
 /// calling thread between calls, at most 16 buffers and 256 MiB, so that repeated migrations
 /// reuse memory already touched. transport_buffers_held() says how many bytes are kept;
 /// release_transport_buffers() gives them back to the system. Local.
-[[nodiscard]] inline std::size_t transport_buffers_held() { return irregular::detail::frame_pool_held(); }
-inline void release_transport_buffers() { std::vector<irregular::detail::FrameBuffer>().swap(irregular::detail::frame_pool()); }
+[[nodiscard]] inline std::size_t transport_buffers_held() {
+  return irregular::detail::frame_pool_held();
+}
+inline void release_transport_buffers() {
+  std::vector<irregular::detail::FrameBuffer>().swap(irregular::detail::frame_pool());
+}
 
 }  // namespace irregular::mpi

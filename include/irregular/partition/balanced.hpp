@@ -4,20 +4,21 @@
 // saule-bas-catalyurek §2.2's optimal cuts (the greedy ones leave the slack to the last parts).
 #pragma once
 
-#include <algorithm>
-#include <cstddef>
 #include <irregular/core/assert.hpp>
 #include <irregular/core/detail/search.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/partition/detail/chain_search.hpp>
 #include <irregular/partition/prefix_sums.hpp>
 #include <irregular/partition/probe.hpp>
+
+#include <algorithm>
+#include <cstddef>
 #include <string>
 #include <vector>
 
 namespace irregular::partition {
 
-namespace detail_bal {
+namespace detail {
 
 // One step of balance(): s_k in [a, b] nearest to target (the prefix relative to base), moved
 // right to the leftmost position whose part up to the next separator (prefix pnext) fits B.
@@ -31,8 +32,8 @@ std::size_t balance_step(const At& at, W base, W B, double target, std::size_t a
   std::size_t x = a;
   if (a < b && below(a)) {
     x = irregular::detail::gallop_last_true_from(a, b, std::min(guess, b), below);
-    if (x < b && static_cast<double>(at(x + 1) - base) - target <
-                     target - static_cast<double>(at(x) - base))
+    if (x < b &&
+        static_cast<double>(at(x + 1) - base) - target < target - static_cast<double>(at(x) - base))
       ++x;
   }
   if (x < b && !(static_cast<W>(pnext - at(x)) <= B))  // too far left: the leftmost that fits
@@ -72,7 +73,8 @@ void balance(const Pre& P, std::size_t n, std::size_t p, W B, const std::size_t*
     const std::size_t a = k * m, b = std::min(R[k], next - m);
     IRREGULAR_ASSERT(a <= b);
     const double target = total * static_cast<double>(k) / static_cast<double>(p);
-    const std::size_t x = balance_step<W>(at, base, B, target, a, b, next - a > len ? next - len : a, pnext);
+    const std::size_t x =
+        balance_step<W>(at, base, B, target, a, b, next - a > len ? next - len : a, pnext);
     IRREGULAR_ASSERT(x >= a && x <= b && static_cast<W>(pnext - at(x)) <= B);
     len = next - x;
     out[k] = x;
@@ -113,7 +115,7 @@ void balance_or_greedy(const Pre& P, std::size_t n, std::size_t p, W B, const st
   if (unevenness<W>(P, p, R) < unevenness<W>(P, p, out)) std::copy(R, R + p + 1, out);
 }
 
-}  // namespace detail_bal
+}  // namespace detail
 
 /// Balanced separators of the sub-chain [lo, hi) of pre into p parts at a feasible bottleneck B
 /// (normally the optimum): every part <= B, no empty part when hi - lo >= p, and each separator
@@ -136,7 +138,7 @@ void balanced_separators(const A& pre, std::size_t lo, std::size_t hi, std::size
         "irregular::partition::balanced_separators: the bottleneck is infeasible for p = " +
         std::to_string(p));
   R.resize(p + 1, n);
-  detail_bal::balance_or_greedy<W>(P, n, p, B, R.data(), seps);
+  detail::balance_or_greedy<W>(P, n, p, B, R.data(), seps);
   for (std::size_t k = 0; k <= p; ++k) seps[k] += lo;
 }
 

@@ -18,7 +18,13 @@
 
 namespace irregular::partition {
 
-enum class ChainAlgorithm { direct_cut, recursive_bisection, nicol_plus, probe_bisection, optimal_dp };
+enum class ChainAlgorithm {
+  direct_cut,
+  recursive_bisection,
+  nicol_plus,
+  probe_bisection,
+  optimal_dp
+};
 
 inline constexpr std::array<std::string_view, 5> chain_algorithm_names = {
     "direct_cut", "recursive_bisection", "nicol_plus", "probe_bisection", "optimal_dp"};
@@ -40,11 +46,16 @@ template <class T>
 [[nodiscard]] ChainPartition<wide_t<T>> partition_chain(ChainAlgorithm algo,
                                                         const PrefixSums<T>& ps, std::size_t p) {
   switch (algo) {
-    case ChainAlgorithm::direct_cut: return direct_cut(ps, p);
-    case ChainAlgorithm::recursive_bisection: return recursive_bisection(ps, p);
-    case ChainAlgorithm::nicol_plus: return nicol_plus(ps, p);
-    case ChainAlgorithm::probe_bisection: return probe_bisection(ps, p);
-    case ChainAlgorithm::optimal_dp: return optimal_dp(ps, p);
+    case ChainAlgorithm::direct_cut:
+      return direct_cut(ps, p);
+    case ChainAlgorithm::recursive_bisection:
+      return recursive_bisection(ps, p);
+    case ChainAlgorithm::nicol_plus:
+      return nicol_plus(ps, p);
+    case ChainAlgorithm::probe_bisection:
+      return probe_bisection(ps, p);
+    case ChainAlgorithm::optimal_dp:
+      return optimal_dp(ps, p);
   }
   throw invalid_argument("irregular::partition::partition_chain: invalid ChainAlgorithm value");
 }

@@ -21,7 +21,7 @@ template <class W>
 struct ChainPartition {
   std::vector<std::size_t> separators;  ///< p+1 entries, 0 = s[0] <= ... <= s[p] = n
   std::vector<W> loads;                 ///< p part loads
-  W bottleneck{};  ///< max part load (with capacities: max of load_k / capacity_k)
+  W bottleneck{};        ///< max part load (with capacities: max of load_k / capacity_k)
   double imbalance = 0;  ///< Lmax/Lavg - 1 (0 when the total is 0)
 
   [[nodiscard]] std::size_t parts() const noexcept { return loads.size(); }
@@ -102,7 +102,7 @@ template <class T>
 
 /// Builds a partition from separators and an interval-load oracle load(i, j) -> W.
 template <class W, class IntervalLoad>
-  requires std::invocable<IntervalLoad&, std::size_t, std::size_t>
+requires std::invocable<IntervalLoad&, std::size_t, std::size_t>
 [[nodiscard]] ChainPartition<W> make_chain_partition(std::vector<std::size_t> separators,
                                                      IntervalLoad&& load) {
   if (separators.size() < 2)

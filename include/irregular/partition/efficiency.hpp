@@ -17,8 +17,8 @@ namespace detail {
 inline void check(std::span<const double> v, const char* what, const char* who) {
   for (std::size_t i = 0; i < v.size(); ++i)
     if (!(v[i] >= 0) || !std::isfinite(v[i]))
-      throw invalid_argument(std::string(who) + ": " + what + " " + std::to_string(i) + " must be finite and >= 0, got " +
-                             std::to_string(v[i]));
+      throw invalid_argument(std::string(who) + ": " + what + " " + std::to_string(i) +
+                             " must be finite and >= 0, got " + std::to_string(v[i]));
 }
 }  // namespace detail
 
@@ -26,7 +26,8 @@ inline void check(std::span<const double> v, const char* what, const char* who) 
 /// (work per unit time): W / (sum c · max_i loads_i / c_i). 1 for a capacity-proportional split;
 /// 1 when there is no work. Throws irregular::invalid_argument for sizes that differ, negative or
 /// non-finite values, all capacities zero, or work on a processor of zero capacity.
-[[nodiscard]] inline double nonuniform_efficiency(std::span<const double> loads, std::span<const double> capacities) {
+[[nodiscard]] inline double nonuniform_efficiency(std::span<const double> loads,
+                                                  std::span<const double> capacities) {
   const char* who = "irregular::partition::nonuniform_efficiency";
   if (loads.size() != capacities.size() || loads.empty())
     throw invalid_argument(std::string(who) + ": need one load per capacity");
@@ -38,7 +39,8 @@ inline void check(std::span<const double> v, const char* what, const char* who) 
     c += capacities[i];
     if (loads[i] > 0) {
       if (!(capacities[i] > 0))
-        throw invalid_argument(std::string(who) + ": processor " + std::to_string(i) + " has work but capacity 0");
+        throw invalid_argument(std::string(who) + ": processor " + std::to_string(i) +
+                               " has work but capacity 0");
       t = std::max(t, loads[i] / capacities[i]);
     }
   }
@@ -49,9 +51,11 @@ inline void check(std::span<const double> v, const char* what, const char* who) 
 /// The same from measurements: processor i did `work[i]` units in `seconds[i]` (so its capacity
 /// is work/seconds, and the phase took max seconds). Processors that did no work or took no time
 /// contribute nothing to sum c. Throws as nonuniform_efficiency.
-[[nodiscard]] inline double measured_efficiency(std::span<const double> work, std::span<const double> seconds) {
+[[nodiscard]] inline double measured_efficiency(std::span<const double> work,
+                                                std::span<const double> seconds) {
   const char* who = "irregular::partition::measured_efficiency";
-  if (work.size() != seconds.size() || work.empty()) throw invalid_argument(std::string(who) + ": need one time per work");
+  if (work.size() != seconds.size() || work.empty())
+    throw invalid_argument(std::string(who) + ": need one time per work");
   detail::check(work, "work", who);
   detail::check(seconds, "time", who);
   double w = 0, c = 0, t = 0;

@@ -88,7 +88,8 @@ template <class T>
 template <class T>
 [[nodiscard]] ChainPartition<double> direct_cut(std::span<const T> loads,
                                                 std::span<const double> capacities) {
-  irregular::detail::check_capacities(capacities.data(), capacities.size(), "irregular::partition::direct_cut");
+  irregular::detail::check_capacities(capacities.data(), capacities.size(),
+                                      "irregular::partition::direct_cut");
   return direct_cut(PrefixSums<T>(loads), capacities);
 }
 
@@ -97,14 +98,16 @@ template <class T>
 template <class T>
 [[nodiscard]] ChainPartition<double> nicol_plus(std::span<const T> loads,
                                                 std::span<const double> capacities) {
-  irregular::detail::check_capacities(capacities.data(), capacities.size(), "irregular::partition::nicol_plus");
+  irregular::detail::check_capacities(capacities.data(), capacities.size(),
+                                      "irregular::partition::nicol_plus");
   return nicol_plus(PrefixSums<T>(loads), capacities);
 }
 
 template <class T>
 [[nodiscard]] ChainPartition<double> optimal_dp(std::span<const T> loads,
                                                 std::span<const double> capacities) {
-  irregular::detail::check_capacities(capacities.data(), capacities.size(), "irregular::partition::optimal_dp");
+  irregular::detail::check_capacities(capacities.data(), capacities.size(),
+                                      "irregular::partition::optimal_dp");
   return optimal_dp(PrefixSums<T>(loads), capacities);
 }
 

@@ -17,10 +17,14 @@ namespace irregular::partition {
 /// Figure 7's MOVE: processor c goes to position l, the others keep their relative order.
 inline void move_processor(std::vector<int>& list, int c, std::size_t l) {
   const auto x = static_cast<std::size_t>(std::find(list.begin(), list.end(), c) - list.begin());
-  if (x < l) std::rotate(list.begin() + static_cast<std::ptrdiff_t>(x), list.begin() + static_cast<std::ptrdiff_t>(x) + 1,
-                         list.begin() + static_cast<std::ptrdiff_t>(l) + 1);
-  else if (x > l) std::rotate(list.begin() + static_cast<std::ptrdiff_t>(l), list.begin() + static_cast<std::ptrdiff_t>(x),
-                              list.begin() + static_cast<std::ptrdiff_t>(x) + 1);
+  if (x < l)
+    std::rotate(list.begin() + static_cast<std::ptrdiff_t>(x),
+                list.begin() + static_cast<std::ptrdiff_t>(x) + 1,
+                list.begin() + static_cast<std::ptrdiff_t>(l) + 1);
+  else if (x > l)
+    std::rotate(list.begin() + static_cast<std::ptrdiff_t>(l),
+                list.begin() + static_cast<std::ptrdiff_t>(x),
+                list.begin() + static_cast<std::ptrdiff_t>(x) + 1);
 }
 
 /// Figure 6 as printed, O(p^3): for each processor LIST[i] in turn, every position j is tried by
@@ -30,9 +34,10 @@ inline void move_processor(std::vector<int>& list, int c, std::size_t l) {
 /// another's best position, and on the paper's own example the result (overlap 24) would be
 /// worse than not rearranging (31). Starts from `list` (the old arrangement). Throws
 /// irregular::invalid_argument when list is not a permutation of the instance's processors.
-[[nodiscard]] inline std::vector<int> minimize_cost_redistribution_paper(const Redistribution& inst,
-                                                                         std::span<const int> list) {
-  check_arrangement(list, inst.processors(), "irregular::partition::minimize_cost_redistribution_paper");
+[[nodiscard]] inline std::vector<int> minimize_cost_redistribution_paper(
+    const Redistribution& inst, std::span<const int> list) {
+  check_arrangement(list, inst.processors(),
+                    "irregular::partition::minimize_cost_redistribution_paper");
   const std::size_t p = list.size();
   std::vector<int> out(list.begin(), list.end());
   for (std::size_t i = 0; i < p; ++i) {
@@ -76,7 +81,8 @@ inline void move_processor(std::vector<int>& list, int c, std::size_t l) {
     }
     start[m] = at;
     suffix[m] = 0;
-    for (std::size_t k = m; k-- > 0;) suffix[k] = suffix[k + 1] + inst.overlap_at(rest[k], start[k] + sc);
+    for (std::size_t k = m; k-- > 0;)
+      suffix[k] = suffix[k + 1] + inst.overlap_at(rest[k], start[k] + sc);
     std::uint64_t prefix = 0, best = 0;
     std::size_t jmax = 0;
     for (std::size_t j = 0; j <= m; ++j) {

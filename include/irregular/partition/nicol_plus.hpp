@@ -12,9 +12,6 @@
 // absolute 2 (n + 1) u total of the exact optimum (u = 2^-53); see doc/partition.md.
 #pragma once
 
-#include <algorithm>
-#include <concepts>
-#include <cstddef>
 #include <irregular/core/error.hpp>
 #include <irregular/partition/balanced.hpp>
 #include <irregular/partition/chain_partition.hpp>
@@ -23,6 +20,10 @@
 #include <irregular/partition/direct_cut.hpp>
 #include <irregular/partition/prefix_sums.hpp>
 #include <irregular/partition/probe.hpp>
+
+#include <algorithm>
+#include <concepts>
+#include <cstddef>
 #include <limits>
 #include <span>
 #include <utility>
@@ -72,7 +73,7 @@ W solve_chain(const Pre& P, std::size_t n, std::size_t p, W lb, W ub, W max_task
   const W best = search.solve(lb, ub, max_task, guess, greedy.data());
   if (seps) {
     if (choice == SeparatorChoice::balanced)
-      detail_bal::balance_or_greedy<W>(P, n, p, best, greedy.data(), seps);
+      detail::balance_or_greedy<W>(P, n, p, best, greedy.data(), seps);
     else
       std::copy(greedy.begin(), greedy.end(), seps);
   }
@@ -168,7 +169,8 @@ requires std::invocable<Cost&, std::size_t, std::size_t, std::size_t>
   auto f = [&fits](std::size_t k, std::size_t i, std::size_t j, const W& b) {
     return static_cast<bool>(fits(k, i, j, b));
   };
-  irregular::detail::ChainSearch<W, decltype(c), irregular::detail::NoPrefetch, decltype(f)> search(n, p, c, {}, f);
+  irregular::detail::ChainSearch<W, decltype(c), irregular::detail::NoPrefetch, decltype(f)> search(
+      n, p, c, {}, f);
   std::vector<std::size_t> s(p + 1);
   const W best = search.nicol(lb, false, std::max(lb, ub), s.data());
   if (seps) std::copy(s.begin(), s.end(), seps);

@@ -23,7 +23,8 @@ inline constexpr std::size_t optimal_arrangement_max_processors = 20;
   const std::size_t p = inst.processors();
   if (p > optimal_arrangement_max_processors)
     throw invalid_argument("irregular::partition::optimal_arrangement: " + std::to_string(p) +
-                           " processors exceed the limit of " + std::to_string(optimal_arrangement_max_processors));
+                           " processors exceed the limit of " +
+                           std::to_string(optimal_arrangement_max_processors));
   const std::size_t states = std::size_t{1} << p;
   std::vector<std::uint64_t> best(states, 0), sum(states, 0);
   std::vector<std::uint8_t> last(states, 0);

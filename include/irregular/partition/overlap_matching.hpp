@@ -32,8 +32,10 @@ namespace irregular::partition {
     const auto [lo, hi] = inst.old_interval(old[i]);
     const std::uint64_t a = std::max(lo, part[k]), b = std::min(hi, part[k + 1]);
     if (b > a) edges.push_back({static_cast<std::size_t>(old[i]), k, b - a});
-    if (hi <= part[k + 1]) ++i;
-    else ++k;
+    if (hi <= part[k + 1])
+      ++i;
+    else
+      ++k;
   }
   // Adjacency sorted by weight (heaviest first, ties to the lower neighbour).
   std::vector<std::vector<std::pair<std::uint64_t, std::size_t>>> adj(2 * p);
@@ -42,7 +44,9 @@ namespace irregular::partition {
     adj[p + e.k].push_back({e.w, e.r});
   }
   for (auto& a : adj)
-    std::sort(a.begin(), a.end(), [](const auto& x, const auto& y) { return x.first != y.first ? x.first > y.first : x.second < y.second; });
+    std::sort(a.begin(), a.end(), [](const auto& x, const auto& y) {
+      return x.first != y.first ? x.first > y.first : x.second < y.second;
+    });
   std::vector<char> gone(2 * p, 0);
   std::vector<std::pair<std::size_t, std::size_t>> m[2];
   std::uint64_t weight[2] = {0, 0};

@@ -2,12 +2,13 @@
 // saule-bas-catalyurek §2.2: every 1D algorithm reads interval loads as P[j] - P[i].
 #pragma once
 
+#include <irregular/core/error.hpp>
+#include <irregular/core/index.hpp>
+
 #include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
-#include <irregular/core/error.hpp>
-#include <irregular/core/index.hpp>
 #include <limits>
 #include <span>
 #include <string>

@@ -3,15 +3,16 @@
 // the optimal partition by exact bisection over probes. saule-bas-catalyurek §2.2.
 #pragma once
 
-#include <algorithm>
-#include <cmath>
-#include <cstddef>
 #include <irregular/core/detail/search.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/partition/chain_partition.hpp>
 #include <irregular/partition/detail/chain_search.hpp>
 #include <irregular/partition/direct_cut.hpp>
 #include <irregular/partition/prefix_sums.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <limits>
 #include <span>
 #include <type_traits>
@@ -47,8 +48,9 @@ template <class T>
       good = boundary;
       boundary += slice;
     }
-    good = irregular::detail::bisect_last_true(good, std::min(boundary, n + 1),
-                                    [&](std::size_t j) { return P[j] - P[prev] <= bottleneck; });
+    good = irregular::detail::bisect_last_true(good, std::min(boundary, n + 1), [&](std::size_t j) {
+      return P[j] - P[prev] <= bottleneck;
+    });
     prev = good;
     if (separators) cuts[k + 1] = good;
   }
@@ -98,8 +100,8 @@ std::size_t greedy_parts(const A& pre, std::size_t lo, std::size_t hi, W B, std:
     } else {  // integers: one comparison against a saturated limit, the same test exactly
       const W top = ~W{0} > W{0} ? ~W{0} : std::numeric_limits<W>::max();
       const W limit = B > top - ps ? top : static_cast<W>(ps + B);
-      e = irregular::detail::gallop_last_true(s, hi,
-                                   [&](std::size_t x) { return prefix_at(pre, x) <= limit; });
+      e = irregular::detail::gallop_last_true(
+          s, hi, [&](std::size_t x) { return prefix_at(pre, x) <= limit; });
     }
     if (e == s) return no_fit;
     const W pe = prefix_at(pre, e);

@@ -36,8 +36,8 @@ void bisect(std::span<const W> P, std::size_t a, std::size_t b, std::size_t firs
         const double t = len * static_cast<double>(q1) / static_cast<double>(q);
         keep = (t - (P[y] - P[a])) * static_cast<double>(q) <= w * static_cast<double>(q1);
       } else {
-        const uint128_t lhs = static_cast<uint128_t>(len) * q1 -
-                              static_cast<uint128_t>(P[y] - P[a]) * q;
+        const uint128_t lhs =
+            static_cast<uint128_t>(len) * q1 - static_cast<uint128_t>(P[y] - P[a]) * q;
         keep = lhs <= static_cast<uint128_t>(w) * q1;
       }
       if (!keep) cut = y + 1;

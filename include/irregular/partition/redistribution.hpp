@@ -32,14 +32,15 @@ struct ArrangementCost {
 /// the caller).
 inline void check_arrangement(std::span<const int> order, std::size_t p, const std::string& who) {
   if (order.size() != p)
-    throw invalid_argument(who + ": an arrangement of " + std::to_string(p) + " processors has " + std::to_string(p) +
-                           " entries, got " + std::to_string(order.size()));
+    throw invalid_argument(who + ": an arrangement of " + std::to_string(p) + " processors has " +
+                           std::to_string(p) + " entries, got " + std::to_string(order.size()));
   std::vector<char> seen(p, 0);
   for (std::size_t k = 0; k < p; ++k) {
     const int r = order[k];
     if (r < 0 || static_cast<std::size_t>(r) >= p || seen[static_cast<std::size_t>(r)])
-      throw invalid_argument(who + ": the arrangement is not a permutation of 0.." + std::to_string(p - 1) +
-                             " (entry " + std::to_string(k) + " is " + std::to_string(r) + ")");
+      throw invalid_argument(who + ": the arrangement is not a permutation of 0.." +
+                             std::to_string(p - 1) + " (entry " + std::to_string(k) + " is " +
+                             std::to_string(r) + ")");
     seen[static_cast<std::size_t>(r)] = 1;
   }
 }
@@ -47,15 +48,18 @@ inline void check_arrangement(std::span<const int> order, std::size_t p, const s
 /// Sizes proportional to `weights` that sum to `total` exactly (largest remainder; ties to the
 /// lower index). Throws irregular::invalid_argument for a negative, NaN or infinite weight or a
 /// zero sum.
-inline std::vector<std::uint64_t> proportional_sizes(std::uint64_t total, std::span<const double> weights) {
+inline std::vector<std::uint64_t> proportional_sizes(std::uint64_t total,
+                                                     std::span<const double> weights) {
   double sum = 0;
   for (std::size_t k = 0; k < weights.size(); ++k) {
     if (!(weights[k] >= 0) || !std::isfinite(weights[k]))
-      throw invalid_argument("irregular::partition::proportional_sizes: weight " + std::to_string(k) +
-                             " must be finite and >= 0, got " + std::to_string(weights[k]));
+      throw invalid_argument("irregular::partition::proportional_sizes: weight " +
+                             std::to_string(k) + " must be finite and >= 0, got " +
+                             std::to_string(weights[k]));
     sum += weights[k];
   }
-  if (!(sum > 0)) throw invalid_argument("irregular::partition::proportional_sizes: the weights sum to zero");
+  if (!(sum > 0))
+    throw invalid_argument("irregular::partition::proportional_sizes: the weights sum to zero");
   std::vector<std::uint64_t> out(weights.size());
   std::vector<std::pair<double, std::size_t>> rest(weights.size());
   std::uint64_t given = 0;
@@ -65,11 +69,15 @@ inline std::vector<std::uint64_t> proportional_sizes(std::uint64_t total, std::s
     given += out[k];
     rest[k] = {exact - std::floor(exact), k};
   }
-  std::stable_sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::stable_sort(rest.begin(), rest.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
   for (std::size_t i = 0; given < total; i = (i + 1) % rest.size(), ++given) ++out[rest[i].second];
   while (given > total) {  // only rounding of huge totals can overshoot
     for (auto& o : out)
-      if (o > 0 && given > total) { --o; --given; }
+      if (o > 0 && given > total) {
+        --o;
+        --given;
+      }
   }
   return out;
 }
@@ -84,8 +92,9 @@ class Redistribution {
       : new_(new_sizes.begin(), new_sizes.end()), old_order_(old_order.begin(), old_order.end()) {
     const std::size_t p = old_sizes.size();
     if (p == 0 || new_sizes.size() != p)
-      throw invalid_argument("irregular::partition::Redistribution: need one old and one new size per processor (" +
-                             std::to_string(p) + " and " + std::to_string(new_sizes.size()) + ")");
+      throw invalid_argument(
+          "irregular::partition::Redistribution: need one old and one new size per processor (" +
+          std::to_string(p) + " and " + std::to_string(new_sizes.size()) + ")");
     check_arrangement(old_order, p, "irregular::partition::Redistribution");
     lo_.resize(p);
     hi_.resize(p);
@@ -97,14 +106,16 @@ class Redistribution {
     }
     const std::uint64_t nt = std::accumulate(new_.begin(), new_.end(), std::uint64_t{0});
     if (nt != at)
-      throw invalid_argument("irregular::partition::Redistribution: the new sizes sum to " + std::to_string(nt) +
-                             ", the old ones to " + std::to_string(at));
+      throw invalid_argument("irregular::partition::Redistribution: the new sizes sum to " +
+                             std::to_string(nt) + ", the old ones to " + std::to_string(at));
     total_ = at;
   }
 
   [[nodiscard]] std::size_t processors() const noexcept { return new_.size(); }
   [[nodiscard]] std::uint64_t total() const noexcept { return total_; }
-  [[nodiscard]] std::uint64_t new_size(int r) const noexcept { return new_[static_cast<std::size_t>(r)]; }
+  [[nodiscard]] std::uint64_t new_size(int r) const noexcept {
+    return new_[static_cast<std::size_t>(r)];
+  }
   [[nodiscard]] const std::vector<int>& old_order() const noexcept { return old_order_; }
   /// r's old interval [first, second) along the list.
   [[nodiscard]] std::pair<std::uint64_t, std::uint64_t> old_interval(int r) const noexcept {

@@ -2,13 +2,14 @@
 // diagonal, peak and multi-peak (load = random(0, cells) / (distance to a reference + 0.1)).
 #pragma once
 
+#include <irregular/core/error.hpp>
+#include <irregular/rect/load_matrix.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <irregular/core/error.hpp>
-#include <irregular/rect/load_matrix.hpp>
 #include <limits>
 #include <random>
 #include <string>

@@ -3,16 +3,17 @@
 // subproblems) in -LOAD/-DIST/-HOR/-VER, and HIER-OPT (exact, for small instances).
 #pragma once
 
-#include <algorithm>
-#include <cmath>
-#include <cstddef>
-#include <cstdint>
 #include <irregular/core/error.hpp>
 #include <irregular/rect/detail/chain.hpp>
 #include <irregular/rect/detail/common.hpp>
 #include <irregular/rect/load_matrix.hpp>
 #include <irregular/rect/metrics.hpp>
 #include <irregular/rect/partition.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -298,9 +299,9 @@ namespace irregular::rect {
 template <class T, int D>
 Partition<D> hier_rb(const LoadGrid<T, D>& g, const Rect<D>& box, std::size_t P,
                      CutRule rule = CutRule::load) {
-  detail::check_part_count(P, "hier_rb");
-  detail::check_box<D>(box, g.extents(), "hier_rb");
-  return detail::hier_heuristic(g, box, P, rule, false);
+  irregular::detail::check_part_count(P, "hier_rb");
+  irregular::detail::check_box<D>(box, g.extents(), "hier_rb");
+  return irregular::detail::hier_heuristic(g, box, P, rule, false);
 }
 template <class T, int D>
 Partition<D> hier_rb(const LoadGrid<T, D>& g, std::size_t P, CutRule rule = CutRule::load) {
@@ -313,9 +314,9 @@ Partition<D> hier_rb(const LoadGrid<T, D>& g, std::size_t P, CutRule rule = CutR
 template <class T, int D>
 Partition<D> hier_relaxed(const LoadGrid<T, D>& g, const Rect<D>& box, std::size_t P,
                           CutRule rule = CutRule::load) {
-  detail::check_part_count(P, "hier_relaxed");
-  detail::check_box<D>(box, g.extents(), "hier_relaxed");
-  return detail::hier_heuristic(g, box, P, rule, true);
+  irregular::detail::check_part_count(P, "hier_relaxed");
+  irregular::detail::check_box<D>(box, g.extents(), "hier_relaxed");
+  return irregular::detail::hier_heuristic(g, box, P, rule, true);
 }
 template <class T, int D>
 Partition<D> hier_relaxed(const LoadGrid<T, D>& g, std::size_t P, CutRule rule = CutRule::load) {
@@ -327,12 +328,12 @@ Partition<D> hier_relaxed(const LoadGrid<T, D>& g, std::size_t P, CutRule rule =
 template <class T, int D>
 Partition<D> hier_opt(const LoadGrid<T, D>& g, const Rect<D>& box, std::size_t P) {
   using S = load_sum_t<T>;
-  detail::check_part_count(P, "hier_opt");
-  detail::check_box<D>(box, g.extents(), "hier_opt");
-  if (box.empty()) return detail::hier_heuristic(g, box, P, CutRule::load, false);
+  irregular::detail::check_part_count(P, "hier_opt");
+  irregular::detail::check_box<D>(box, g.extents(), "hier_opt");
+  if (box.empty()) return irregular::detail::hier_heuristic(g, box, P, CutRule::load, false);
   const auto seed = hier_relaxed(g, box, P);
   const S ub = max_load(g, seed), total = g.load(box);
-  detail::HierOpt<T, D> opt(g, box, P);
+  irregular::detail::HierOpt<T, D> opt(g, box, P);
   S B = ub;
   if (total > S{})
     B = partition::min_feasible_bottleneck(partition::average_bound(total, P), ub,

@@ -3,14 +3,15 @@
 // P' is the square with the best expected imbalance; a fast/slow phase 2 refines the worst part.
 #pragma once
 
-#include <algorithm>
-#include <cstddef>
-#include <functional>
 #include <irregular/core/error.hpp>
 #include <irregular/rect/detail/common.hpp>
 #include <irregular/rect/load_matrix.hpp>
 #include <irregular/rect/metrics.hpp>
 #include <irregular/rect/partition.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -58,8 +59,8 @@ Partition<D> hybrid(const LoadGrid<T, D>& g, const Rect<D>& box, std::size_t P,
                     const Partitioner<T, D>& fast, const HybridOptions& opt = {},
                     HybridReport* report = nullptr) {
   using S = load_sum_t<T>;
-  detail::check_part_count(P, "hybrid");
-  detail::check_box<D>(box, g.extents(), "hybrid");
+  irregular::detail::check_part_count(P, "hybrid");
+  irregular::detail::check_box<D>(box, g.extents(), "hybrid");
   if (!phase1 || !slow || (opt.fast_slow && !fast))
     throw invalid_argument("irregular::rect::hybrid: missing phase algorithm");
   const double avg = static_cast<double>(g.load(box)) / static_cast<double>(P);
@@ -69,7 +70,7 @@ Partition<D> hybrid(const LoadGrid<T, D>& g, const Rect<D>& box, std::size_t P,
   for (std::size_t Pp : hybrid_candidates(P, opt)) {
     Partition<D> p1 = phase1(g, box, Pp);
     std::vector<S> loads = part_loads(g, p1);
-    auto q = detail::allocate_by_load(loads, P);
+    auto q = irregular::detail::allocate_by_load(loads, P);
     double worst = 0;
     for (std::size_t i = 0; i < q.size(); ++i)
       worst = std::max(worst, static_cast<double>(loads[i]) / static_cast<double>(q[i]));
@@ -107,7 +108,7 @@ Partition<D> hybrid(const LoadGrid<T, D>& g, const Rect<D>& box, std::size_t P,
     }
   }
   if (report) *report = HybridReport{n, best_exp, slow_runs};
-  Partition<D> out = detail::compose(best1, sub);
+  Partition<D> out = irregular::detail::compose(best1, sub);
   out.box = box;
   return out;
 }

@@ -3,10 +3,6 @@
 // JAG-M-ALLOC, JAG-M-OPT), each with main dimension 0 (-HOR), 1 (-VER) or the better (-BEST).
 #pragma once
 
-#include <algorithm>
-#include <cmath>
-#include <cstddef>
-#include <cstdint>
 #include <irregular/core/detail/search.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/rect/detail/chain.hpp>
@@ -15,6 +11,11 @@
 #include <irregular/rect/load_matrix.hpp>
 #include <irregular/rect/metrics.hpp>
 #include <irregular/rect/partition.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <unordered_map>
 #include <utility>
@@ -138,15 +139,15 @@ namespace irregular::rect {
 template <class T>
 Partition<2> jag_pq_heur(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t p1, std::size_t p2,
                          Orientation o = Orientation::best) {
-  detail::check_part_count(p1 * p2, "jag_pq_heur");
-  detail::check_box<2>(box, g.extents(), "jag_pq_heur");
-  return detail::oriented(g, o,
-                          [&](int a) { return detail::jag_pq_heur_oriented(g, box, p1, p2, a); });
+  irregular::detail::check_part_count(p1 * p2, "jag_pq_heur");
+  irregular::detail::check_box<2>(box, g.extents(), "jag_pq_heur");
+  return irregular::detail::oriented(
+      g, o, [&](int a) { return irregular::detail::jag_pq_heur_oriented(g, box, p1, p2, a); });
 }
 /// JAG-PQ-HEUR with P = p1 * p2 from grid_shape(P).
 template <class T>
 Partition<2> jag_pq_heur(const LoadMatrix<T>& g, std::size_t P, Orientation o = Orientation::best) {
-  detail::check_part_count(P, "jag_pq_heur");
+  irregular::detail::check_part_count(P, "jag_pq_heur");
   const auto [p1, p2] = grid_shape(P);
   return jag_pq_heur(g, g.box(), p1, p2, o);
 }
@@ -155,15 +156,16 @@ Partition<2> jag_pq_heur(const LoadMatrix<T>& g, std::size_t P, Orientation o = 
 template <class T>
 Partition<2> jag_pq_opt_nicol(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t p1,
                               std::size_t p2, Orientation o = Orientation::best) {
-  detail::check_part_count(p1 * p2, "jag_pq_opt_nicol");
-  detail::check_box<2>(box, g.extents(), "jag_pq_opt_nicol");
+  irregular::detail::check_part_count(p1 * p2, "jag_pq_opt_nicol");
+  irregular::detail::check_box<2>(box, g.extents(), "jag_pq_opt_nicol");
   const std::vector<std::size_t> q(p1, p2);
-  return detail::oriented(g, o, [&](int a) { return detail::jag_m_alloc_oriented(g, box, q, a); });
+  return irregular::detail::oriented(
+      g, o, [&](int a) { return irregular::detail::jag_m_alloc_oriented(g, box, q, a); });
 }
 template <class T>
 Partition<2> jag_pq_opt_nicol(const LoadMatrix<T>& g, std::size_t P,
                               Orientation o = Orientation::best) {
-  detail::check_part_count(P, "jag_pq_opt_nicol");
+  irregular::detail::check_part_count(P, "jag_pq_opt_nicol");
   const auto [p1, p2] = grid_shape(P);
   return jag_pq_opt_nicol(g, g.box(), p1, p2, o);
 }
@@ -172,15 +174,15 @@ Partition<2> jag_pq_opt_nicol(const LoadMatrix<T>& g, std::size_t P,
 template <class T>
 Partition<2> jag_pq_opt_dp(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t p1,
                            std::size_t p2, Orientation o = Orientation::best) {
-  detail::check_part_count(p1 * p2, "jag_pq_opt_dp");
-  detail::check_box<2>(box, g.extents(), "jag_pq_opt_dp");
-  return detail::oriented(g, o,
-                          [&](int a) { return detail::jag_pq_opt_dp_oriented(g, box, p1, p2, a); });
+  irregular::detail::check_part_count(p1 * p2, "jag_pq_opt_dp");
+  irregular::detail::check_box<2>(box, g.extents(), "jag_pq_opt_dp");
+  return irregular::detail::oriented(
+      g, o, [&](int a) { return irregular::detail::jag_pq_opt_dp_oriented(g, box, p1, p2, a); });
 }
 template <class T>
 Partition<2> jag_pq_opt_dp(const LoadMatrix<T>& g, std::size_t P,
                            Orientation o = Orientation::best) {
-  detail::check_part_count(P, "jag_pq_opt_dp");
+  irregular::detail::check_part_count(P, "jag_pq_opt_dp");
   const auto [p1, p2] = grid_shape(P);
   return jag_pq_opt_dp(g, g.box(), p1, p2, o);
 }
@@ -190,10 +192,10 @@ Partition<2> jag_pq_opt_dp(const LoadMatrix<T>& g, std::size_t P,
 template <class T>
 Partition<2> jag_m_heur(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t P,
                         Orientation o = Orientation::best, std::size_t stripes = 0) {
-  detail::check_part_count(P, "jag_m_heur");
-  detail::check_box<2>(box, g.extents(), "jag_m_heur");
-  return detail::oriented(
-      g, o, [&](int a) { return detail::jag_m_heur_oriented(g, box, P, a, stripes); });
+  irregular::detail::check_part_count(P, "jag_m_heur");
+  irregular::detail::check_box<2>(box, g.extents(), "jag_m_heur");
+  return irregular::detail::oriented(
+      g, o, [&](int a) { return irregular::detail::jag_m_heur_oriented(g, box, P, a, stripes); });
 }
 template <class T>
 Partition<2> jag_m_heur(const LoadMatrix<T>& g, std::size_t P, Orientation o = Orientation::best,
@@ -206,26 +208,27 @@ Partition<2> jag_m_heur(const LoadMatrix<T>& g, std::size_t P, Orientation o = O
 template <class T>
 Partition<2> jag_m_probe(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t P, int main_dim,
                          const std::vector<std::size_t>& stripe_bounds) {
-  detail::check_part_count(P, "jag_m_probe");
-  detail::check_box<2>(box, g.extents(), "jag_m_probe");
+  irregular::detail::check_part_count(P, "jag_m_probe");
+  irregular::detail::check_box<2>(box, g.extents(), "jag_m_probe");
   if (main_dim < 0 || main_dim > 1 || stripe_bounds.size() < 2 ||
       stripe_bounds.front() != box.lo[main_dim] || stripe_bounds.back() != box.hi[main_dim] ||
       !std::is_sorted(stripe_bounds.begin(), stripe_bounds.end()))
     throw invalid_argument(
         "irregular::rect::jag_m_probe: stripe boundaries must rise from the "
         "box's low to its high end along the main dimension");
-  return detail::jag_m_probe_oriented(g, box, P, main_dim, stripe_bounds);
+  return irregular::detail::jag_m_probe_oriented(g, box, P, main_dim, stripe_bounds);
 }
 
 /// JAG-M-HEUR-PROBE: the stripes of JAG-M-HEUR, then JAG-M-PROBE.
 template <class T>
 Partition<2> jag_m_heur_probe(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t P,
                               Orientation o = Orientation::best, std::size_t stripes = 0) {
-  detail::check_part_count(P, "jag_m_heur_probe");
-  detail::check_box<2>(box, g.extents(), "jag_m_heur_probe");
-  return detail::oriented(g, o, [&](int a) {
+  irregular::detail::check_part_count(P, "jag_m_heur_probe");
+  irregular::detail::check_box<2>(box, g.extents(), "jag_m_heur_probe");
+  return irregular::detail::oriented(g, o, [&](int a) {
     const std::size_t m = std::min(P, stripes ? stripes : default_stripes(P));
-    return detail::jag_m_probe_oriented(g, box, P, a, detail::main_stripes(g, box, a, m));
+    return irregular::detail::jag_m_probe_oriented(g, box, P, a,
+                                                   irregular::detail::main_stripes(g, box, a, m));
   });
 }
 template <class T>
@@ -238,23 +241,24 @@ Partition<2> jag_m_heur_probe(const LoadMatrix<T>& g, std::size_t P,
 template <class T>
 Partition<2> jag_m_alloc(const LoadMatrix<T>& g, const Rect<2>& box,
                          const std::vector<std::size_t>& q, Orientation o = Orientation::best) {
-  if (q.empty()) detail::check_part_count(0, "jag_m_alloc");
-  for (auto v : q) detail::check_part_count(v, "jag_m_alloc");
-  detail::check_box<2>(box, g.extents(), "jag_m_alloc");
-  return detail::oriented(g, o, [&](int a) { return detail::jag_m_alloc_oriented(g, box, q, a); });
+  if (q.empty()) irregular::detail::check_part_count(0, "jag_m_alloc");
+  for (auto v : q) irregular::detail::check_part_count(v, "jag_m_alloc");
+  irregular::detail::check_box<2>(box, g.extents(), "jag_m_alloc");
+  return irregular::detail::oriented(
+      g, o, [&](int a) { return irregular::detail::jag_m_alloc_oriented(g, box, q, a); });
 }
 
 /// JAG-M-OPT: optimal m-way jagged partition (any number of stripes).
 template <class T>
 Partition<2> jag_m_opt(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t P,
                        Orientation o = Orientation::best) {
-  detail::check_part_count(P, "jag_m_opt");
-  detail::check_box<2>(box, g.extents(), "jag_m_opt");
-  return detail::oriented(g, o, [&](int a) {
+  irregular::detail::check_part_count(P, "jag_m_opt");
+  irregular::detail::check_box<2>(box, g.extents(), "jag_m_opt");
+  return irregular::detail::oriented(g, o, [&](int a) {
     const std::size_t m = std::min(P, default_stripes(P));
-    const auto seed =
-        detail::jag_m_probe_oriented(g, box, P, a, detail::main_stripes(g, box, a, m));
-    return detail::jag_m_opt_oriented(g, box, P, a, max_load(g, seed));
+    const auto seed = irregular::detail::jag_m_probe_oriented(
+        g, box, P, a, irregular::detail::main_stripes(g, box, a, m));
+    return irregular::detail::jag_m_opt_oriented(g, box, P, a, max_load(g, seed));
   });
 }
 template <class T>
@@ -269,14 +273,15 @@ Partition<2> jag_m_opt(const LoadMatrix<T>& g, std::size_t P, Orientation o = Or
 template <class T>
 Partition<2> jag_m_opt_dp(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t P,
                           Orientation o = Orientation::best) {
-  detail::check_part_count(P, "jag_m_opt_dp");
-  detail::check_box<2>(box, g.extents(), "jag_m_opt_dp");
-  return detail::oriented(g, o, [&](int a) {
+  irregular::detail::check_part_count(P, "jag_m_opt_dp");
+  irregular::detail::check_box<2>(box, g.extents(), "jag_m_opt_dp");
+  return irregular::detail::oriented(g, o, [&](int a) {
     const std::size_t m = std::min(P, default_stripes(P));
-    auto seed = detail::jag_m_probe_oriented(g, box, P, a, detail::main_stripes(g, box, a, m));
+    auto seed = irregular::detail::jag_m_probe_oriented(
+        g, box, P, a, irregular::detail::main_stripes(g, box, a, m));
     const auto ub = max_load(g, seed);
     if (box.empty() || !(ub > load_sum_t<T>{})) return seed;
-    detail::JagMOptDP<T> dp(g, box, P, a, ub);
+    irregular::detail::JagMOptDP<T> dp(g, box, P, a, ub);
     if (!(dp.solve() < ub)) return seed;  // the heuristic was already optimal
     return dp.build();
   });

@@ -3,15 +3,16 @@
 // along the third, processors allocated by load at each level (JAG-M-HEUR's rule).
 #pragma once
 
-#include <algorithm>
-#include <array>
-#include <cstddef>
 #include <irregular/core/error.hpp>
 #include <irregular/rect/detail/chain.hpp>
 #include <irregular/rect/detail/common.hpp>
 #include <irregular/rect/load_matrix.hpp>
 #include <irregular/rect/metrics.hpp>
 #include <irregular/rect/partition.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
 #include <type_traits>
 #include <vector>
 
@@ -173,17 +174,17 @@ namespace irregular::rect {
 template <class T>
 Partition<3> jag_m_heur(const LoadVolume<T>& g, const Rect<3>& box, std::size_t P,
                         const std::array<int, 3>& order) {
-  detail::check_part_count(P, "jag_m_heur");
-  detail::check_box<3>(box, g.extents(), "jag_m_heur");
-  detail::check_order<3>(order, "jag_m_heur");
-  return detail::jagged_nd(g, box, P, order, false);
+  irregular::detail::check_part_count(P, "jag_m_heur");
+  irregular::detail::check_box<3>(box, g.extents(), "jag_m_heur");
+  irregular::detail::check_order<3>(order, "jag_m_heur");
+  return irregular::detail::jagged_nd(g, box, P, order, false);
 }
 /// 3D JAG-M-HEUR-BEST: the best of the six dimension orders.
 template <class T>
 Partition<3> jag_m_heur(const LoadVolume<T>& g, const Rect<3>& box, std::size_t P) {
-  detail::check_part_count(P, "jag_m_heur");
-  detail::check_box<3>(box, g.extents(), "jag_m_heur");
-  return detail::jagged_nd_best(g, box, P, false);
+  irregular::detail::check_part_count(P, "jag_m_heur");
+  irregular::detail::check_box<3>(box, g.extents(), "jag_m_heur");
+  return irregular::detail::jagged_nd_best(g, box, P, false);
 }
 template <class T>
 Partition<3> jag_m_heur(const LoadVolume<T>& g, std::size_t P) {
@@ -195,16 +196,16 @@ Partition<3> jag_m_heur(const LoadVolume<T>& g, std::size_t P) {
 template <class T>
 Partition<3> jag_m_heur_probe(const LoadVolume<T>& g, const Rect<3>& box, std::size_t P,
                               const std::array<int, 3>& order) {
-  detail::check_part_count(P, "jag_m_heur_probe");
-  detail::check_box<3>(box, g.extents(), "jag_m_heur_probe");
-  detail::check_order<3>(order, "jag_m_heur_probe");
-  return detail::jagged_nd(g, box, P, order, true);
+  irregular::detail::check_part_count(P, "jag_m_heur_probe");
+  irregular::detail::check_box<3>(box, g.extents(), "jag_m_heur_probe");
+  irregular::detail::check_order<3>(order, "jag_m_heur_probe");
+  return irregular::detail::jagged_nd(g, box, P, order, true);
 }
 template <class T>
 Partition<3> jag_m_heur_probe(const LoadVolume<T>& g, const Rect<3>& box, std::size_t P) {
-  detail::check_part_count(P, "jag_m_heur_probe");
-  detail::check_box<3>(box, g.extents(), "jag_m_heur_probe");
-  return detail::jagged_nd_best(g, box, P, true);
+  irregular::detail::check_part_count(P, "jag_m_heur_probe");
+  irregular::detail::check_box<3>(box, g.extents(), "jag_m_heur_probe");
+  return irregular::detail::jagged_nd_best(g, box, P, true);
 }
 template <class T>
 Partition<3> jag_m_heur_probe(const LoadVolume<T>& g, std::size_t P) {

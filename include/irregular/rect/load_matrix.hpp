@@ -2,13 +2,14 @@
 // sums, so any box's load costs 2^D lookups (saule-bas-catalyurek §2.1, the 2D prefix-sum array).
 #pragma once
 
+#include <irregular/core/error.hpp>
+#include <irregular/core/index.hpp>
+#include <irregular/rect/partition.hpp>
+
 #include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <irregular/core/error.hpp>
-#include <irregular/core/index.hpp>
-#include <irregular/rect/partition.hpp>
 #include <string>
 #include <type_traits>
 #include <vector>

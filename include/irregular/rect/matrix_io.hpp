@@ -3,14 +3,15 @@
 // comment.
 #pragma once
 
+#include <irregular/core/error.hpp>
+#include <irregular/rect/load_matrix.hpp>
+
 #include <array>
 #include <cctype>
 #include <cerrno>
 #include <cstddef>
 #include <cstdlib>
 #include <fstream>
-#include <irregular/core/error.hpp>
-#include <irregular/rect/load_matrix.hpp>
 #include <istream>
 #include <limits>
 #include <ostream>
@@ -103,7 +104,7 @@ void save_loads(std::ostream& out, const LoadGrid<T, D>& g) {
 /// load gets irregular::invalid_argument (from LoadGrid) naming the cell.
 template <class T, int D>
 LoadGrid<T, D> load_loads(std::istream& in) {
-  detail::TokenReader r(in);
+  irregular::detail::TokenReader r(in);
   std::string tok;
   auto fail = [&](const std::string& what) -> void {
     throw parse_error("irregular::rect::load_loads: line " + std::to_string(r.line()) + ": " +
@@ -112,12 +113,12 @@ LoadGrid<T, D> load_loads(std::istream& in) {
   if (!r.next(tok) || tok != "irregular-loads")
     fail("expected the header 'irregular-loads D n1 ...'");
   int dim = 0;
-  if (!r.next(tok) || !detail::parse_value(tok, dim) || dim != D)
+  if (!r.next(tok) || !irregular::detail::parse_value(tok, dim) || dim != D)
     fail("expected dimension " + std::to_string(D) + " in the header, got '" + tok + "'");
   std::array<std::size_t, D> n{};
   std::size_t cells = 1;
   for (int d = 0; d < D; ++d) {
-    if (!r.next(tok) || !detail::parse_value(tok, n[d]) || n[d] == 0)
+    if (!r.next(tok) || !irregular::detail::parse_value(tok, n[d]) || n[d] == 0)
       fail("bad extent '" + tok + "' for dimension " + std::to_string(d));
     cells *= n[d];
   }
@@ -125,7 +126,7 @@ LoadGrid<T, D> load_loads(std::istream& in) {
   for (std::size_t i = 0; i < cells; ++i) {
     if (!r.next(tok))
       fail("expected " + std::to_string(cells) + " loads, found " + std::to_string(i));
-    if (!detail::parse_value(tok, v[i])) fail("malformed load '" + tok + "'");
+    if (!irregular::detail::parse_value(tok, v[i])) fail("malformed load '" + tok + "'");
   }
   if (r.next(tok)) fail("unexpected trailing token '" + tok + "'");
   return LoadGrid<T, D>(n, std::move(v));

@@ -2,12 +2,13 @@
 // load imbalance Lmax / Lavg - 1 (saule-bas-catalyurek §2.1).
 #pragma once
 
-#include <algorithm>
-#include <array>
-#include <cstddef>
 #include <irregular/core/error.hpp>
 #include <irregular/rect/load_matrix.hpp>
 #include <irregular/rect/partition.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>

@@ -2,8 +2,6 @@
 // RECT-UNIFORM (equal extents) and RECT-NICOL (iterative refinement, Nicol 1994).
 #pragma once
 
-#include <algorithm>
-#include <cstddef>
 #include <irregular/core/detail/search.hpp>
 #include <irregular/partition/probe.hpp>
 #include <irregular/rect/detail/chain.hpp>
@@ -11,6 +9,9 @@
 #include <irregular/rect/jagged.hpp>
 #include <irregular/rect/load_matrix.hpp>
 #include <irregular/rect/partition.hpp>
+
+#include <algorithm>
+#include <cstddef>
 #include <vector>
 
 namespace irregular::detail {
@@ -74,18 +75,19 @@ namespace irregular::rect {
 template <class T>
 Partition<2> rect_uniform(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t p1,
                           std::size_t p2) {
-  detail::check_part_count(p1 * p2, "rect_uniform");
-  detail::check_box<2>(box, g.extents(), "rect_uniform");
+  irregular::detail::check_part_count(p1 * p2, "rect_uniform");
+  irregular::detail::check_box<2>(box, g.extents(), "rect_uniform");
   auto cuts = [](std::size_t lo, std::size_t hi, std::size_t p) {
     std::vector<std::size_t> c(p + 1);
     for (std::size_t k = 0; k <= p; ++k) c[k] = lo + (hi - lo) * k / p;
     return c;
   };
-  return detail::make_grid(box, cuts(box.lo[0], box.hi[0], p1), cuts(box.lo[1], box.hi[1], p2));
+  return irregular::detail::make_grid(box, cuts(box.lo[0], box.hi[0], p1),
+                                      cuts(box.lo[1], box.hi[1], p2));
 }
 template <class T>
 Partition<2> rect_uniform(const LoadMatrix<T>& g, std::size_t P) {
-  detail::check_part_count(P, "rect_uniform");
+  irregular::detail::check_part_count(P, "rect_uniform");
   const auto [p1, p2] = grid_shape(P);
   return rect_uniform(g, g.box(), p1, p2);
 }
@@ -97,26 +99,26 @@ template <class T>
 Partition<2> rect_nicol(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t p1, std::size_t p2,
                         int max_iterations = 100) {
   using S = load_sum_t<T>;
-  detail::check_part_count(p1 * p2, "rect_nicol");
-  detail::check_box<2>(box, g.extents(), "rect_nicol");
+  irregular::detail::check_part_count(p1 * p2, "rect_nicol");
+  irregular::detail::check_box<2>(box, g.extents(), "rect_nicol");
   std::vector<std::size_t> ends;
-  detail::chain_optimum<S>(detail::main_view(g, 0, box.lo[1], box.hi[1]), box.lo[0], box.hi[0], p1,
-                           &ends);
-  std::vector<std::size_t> c0 = detail::with_start(box.lo[0], ends), c1;
+  irregular::detail::chain_optimum<S>(irregular::detail::main_view(g, 0, box.lo[1], box.hi[1]),
+                                      box.lo[0], box.hi[0], p1, &ends);
+  std::vector<std::size_t> c0 = irregular::detail::with_start(box.lo[0], ends), c1;
   std::vector<S> scratch;
   for (int it = 0; it < max_iterations; ++it) {
-    auto n1 = detail::refine_dimension(g, box, 1, c0, p2, scratch);
-    auto n0 = detail::refine_dimension(g, box, 0, n1, p1, scratch);
+    auto n1 = irregular::detail::refine_dimension(g, box, 1, c0, p2, scratch);
+    auto n0 = irregular::detail::refine_dimension(g, box, 0, n1, p1, scratch);
     const bool same = n0 == c0 && n1 == c1;
     c0 = std::move(n0);
     c1 = std::move(n1);
     if (same) break;
   }
-  return detail::make_grid(box, c0, c1);
+  return irregular::detail::make_grid(box, c0, c1);
 }
 template <class T>
 Partition<2> rect_nicol(const LoadMatrix<T>& g, std::size_t P) {
-  detail::check_part_count(P, "rect_nicol");
+  irregular::detail::check_part_count(P, "rect_nicol");
   const auto [p1, p2] = grid_shape(P);
   return rect_nicol(g, g.box(), p1, p2);
 }

@@ -2,10 +2,6 @@
 // §4.1 variants), so an application can pick one from an input file.
 #pragma once
 
-#include <array>
-#include <cctype>
-#include <cstddef>
-#include <initializer_list>
 #include <irregular/core/error.hpp>
 #include <irregular/rect/hierarchical.hpp>
 #include <irregular/rect/hybrid.hpp>
@@ -14,6 +10,11 @@
 #include <irregular/rect/load_matrix.hpp>
 #include <irregular/rect/partition.hpp>
 #include <irregular/rect/rectilinear.hpp>
+
+#include <array>
+#include <cctype>
+#include <cstddef>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -212,10 +213,11 @@ Partitioner<T, D> make_partitioner(std::string name) {
   for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   // A hybrid names two partitioners; every other name is a family with an optional suffix.
   if (name.rfind("HYBRID(", 0) == 0 && name.back() == ')')
-    return detail::hybrid_partitioner<T, D>(name);
-  if (auto hierarchical = detail::hierarchical_partitioner<T, D>(name)) return hierarchical;
-  if (auto jagged = detail::jagged_partitioner<T, D>(name)) return jagged;
-  throw detail::unknown_partitioner(name);
+    return irregular::detail::hybrid_partitioner<T, D>(name);
+  if (auto hierarchical = irregular::detail::hierarchical_partitioner<T, D>(name))
+    return hierarchical;
+  if (auto jagged = irregular::detail::jagged_partitioner<T, D>(name)) return jagged;
+  throw irregular::detail::unknown_partitioner(name);
 }
 
 }  // namespace irregular::rect

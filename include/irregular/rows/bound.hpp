@@ -34,7 +34,9 @@ struct NeighbourBound {
   Stencil stencil = Stencil::four;
   bool toroidal = false;
 
-  [[nodiscard]] constexpr Adjacency adjacency() const noexcept { return Adjacency::of(stencil, toroidal); }
+  [[nodiscard]] constexpr Adjacency adjacency() const noexcept {
+    return Adjacency::of(stencil, toroidal);
+  }
 
   /// The rule's minimum part size for p parts (1 when p <= NS + 1).
   [[nodiscard]] std::size_t min_cells(const Grid& grid, std::size_t parts) const {
@@ -59,11 +61,12 @@ struct NeighbourBound {
     if (parts == 0) throw invalid_argument("irregular::rows::NeighbourBound: zero parts");
     const std::size_t most = max_parts(grid);
     if (parts > most)
-      throw invalid_argument("irregular::rows::NeighbourBound: a " + std::to_string(grid.rows) + " x " +
-                             std::to_string(grid.columns) + " grid hosts at most " + std::to_string(most) +
-                             " parts with at most NS = " + std::to_string(ns) + " neighbours each (" +
-                             std::to_string(parts) + " requested); the largest feasible number of parts is " +
-                             std::to_string(most));
+      throw invalid_argument(
+          "irregular::rows::NeighbourBound: a " + std::to_string(grid.rows) + " x " +
+          std::to_string(grid.columns) + " grid hosts at most " + std::to_string(most) +
+          " parts with at most NS = " + std::to_string(ns) + " neighbours each (" +
+          std::to_string(parts) + " requested); the largest feasible number of parts is " +
+          std::to_string(most));
   }
 
   /// Whether the cuts satisfy the rule (every part at least min_cells).
@@ -84,7 +87,8 @@ struct NeighbourBound {
  private:
   void check_ns() const {
     if (ns < 2)
-      throw invalid_argument("irregular::rows::NeighbourBound: NS must be at least 2, got " + std::to_string(ns));
+      throw invalid_argument("irregular::rows::NeighbourBound: NS must be at least 2, got " +
+                             std::to_string(ns));
   }
   [[nodiscard]] std::size_t rule_cells(const Grid& grid) const {
     const std::size_t D = chain_reach(grid, adjacency());

@@ -25,7 +25,8 @@ namespace detail {
 inline void check_parts(std::size_t p, const char* who) {
   if (p == 0) throw invalid_argument(std::string(who) + ": zero parts");
 }
-// prefix >= k * total / p (both non-negative), exactly for integers (128-bit), in long double for floating point.
+// prefix >= k * total / p (both non-negative), exactly for integers (128-bit), in long double for
+// floating point.
 template <class W>
 bool reaches(W prefix, W total, std::size_t k, std::size_t p) {
   if constexpr (std::is_floating_point_v<W>) {
@@ -43,7 +44,7 @@ bool reaches(W prefix, W total, std::size_t k, std::size_t p) {
 /// irregular::invalid_argument for zero parts or a negative, NaN or infinite load.
 template <class T>
 [[nodiscard]] std::vector<std::size_t> balanced_cuts(std::span<const T> loads, std::size_t parts) {
-  detail::check_parts(parts, "irregular::rows::balanced_cuts");
+  irregular::detail::check_parts(parts, "irregular::rows::balanced_cuts");
   return partition::nicol_plus(partition::PrefixSums<T>(loads), parts).separators;
 }
 
@@ -52,7 +53,7 @@ template <class T>
 /// cells are split evenly. Throws like balanced_cuts.
 template <class T>
 [[nodiscard]] std::vector<std::size_t> paper_cuts(std::span<const T> loads, std::size_t parts) {
-  detail::check_parts(parts, "irregular::rows::paper_cuts");
+  irregular::detail::check_parts(parts, "irregular::rows::paper_cuts");
   const partition::PrefixSums<T> ps(loads);
   using W = partition::wide_t<T>;
   const auto P = ps.data();
@@ -65,8 +66,9 @@ template <class T>
       cuts[k] = n * k / parts;
       continue;
     }
-    const auto it = std::partition_point(P.begin() + static_cast<std::ptrdiff_t>(cuts[k - 1]), P.end(),
-                                         [&](W x) { return !detail::reaches<W>(x, total, k, parts); });
+    const auto it =
+        std::partition_point(P.begin() + static_cast<std::ptrdiff_t>(cuts[k - 1]), P.end(),
+                             [&](W x) { return !detail::reaches<W>(x, total, k, parts); });
     cuts[k] = static_cast<std::size_t>(it - P.begin());
   }
   return cuts;
@@ -80,7 +82,7 @@ template <class T>
 /// then cut evenly, without loads).
 template <class W>
 [[nodiscard]] std::vector<int> cut_holders(std::span<const W> old_loads, std::size_t parts) {
-  detail::check_parts(parts, "irregular::rows::cut_holders");
+  irregular::detail::check_parts(parts, "irregular::rows::cut_holders");
   const partition::PrefixSums<W> ps(old_loads);
   using V = partition::wide_t<W>;
   const auto P = ps.data();
@@ -98,7 +100,8 @@ template <class W>
 
 /// ReceiveCuts: how many new cuts fall inside each old sub-domain (see cut_holders).
 template <class W>
-[[nodiscard]] std::vector<std::size_t> receive_cuts(std::span<const W> old_loads, std::size_t parts) {
+[[nodiscard]] std::vector<std::size_t> receive_cuts(std::span<const W> old_loads,
+                                                    std::size_t parts) {
   std::vector<std::size_t> count(old_loads.size(), 0);
   for (int h : cut_holders(old_loads, parts)) ++count[static_cast<std::size_t>(h)];
   return count;
@@ -110,9 +113,9 @@ template <class W>
 /// those k when the prefix sums agree (exact for integer loads). Local: no other process's
 /// cells are needed.
 template <class T, class W>
-[[nodiscard]] std::vector<std::size_t> list_cuts(std::span<const T> segment, std::size_t start, W load_before,
-                                                 W total, std::size_t parts) {
-  detail::check_parts(parts, "irregular::rows::list_cuts");
+[[nodiscard]] std::vector<std::size_t> list_cuts(std::span<const T> segment, std::size_t start,
+                                                 W load_before, W total, std::size_t parts) {
+  irregular::detail::check_parts(parts, "irregular::rows::list_cuts");
   std::vector<std::size_t> out;
   if (!(total > W{0})) return out;
   W prefix = load_before;

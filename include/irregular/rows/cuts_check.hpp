@@ -30,7 +30,8 @@ namespace irregular::rows {
 ///    exactly L cells.
 /// Loads are not looked at, so the result may be far from balanced; compare optimal_legal_cuts.
 /// Throws irregular::invalid_argument for malformed cuts or when the grid cannot host the parts.
-[[nodiscard]] inline std::vector<std::size_t> greedy_check(const Grid& grid, const NeighbourBound& bound,
+[[nodiscard]] inline std::vector<std::size_t> greedy_check(const Grid& grid,
+                                                           const NeighbourBound& bound,
                                                            std::vector<std::size_t> cuts) {
   validate_cuts(grid, cuts);
   const std::size_t p = cuts.size() - 1, N = grid.cells();
@@ -38,8 +39,8 @@ namespace irregular::rows {
   const std::size_t L = bound.min_cells(grid, p);
   for (std::size_t k = 0; k + 1 < p; ++k) {
     cuts[k + 1] = std::max(cuts[k + 1], cuts[k] + L);  // first condition: at least L cells
-    const std::size_t left = p - k - 1;               // sub-domains still to be considered
-    if (N - std::min(N, cuts[k + 1]) < left * L) {    // second: the rest can host them
+    const std::size_t left = p - k - 1;                // sub-domains still to be considered
+    if (N - std::min(N, cuts[k + 1]) < left * L) {     // second: the rest can host them
       for (std::size_t j = k + 1; j < p; ++j) cuts[j] = N - (p - j) * L;
       break;
     }
@@ -81,7 +82,9 @@ bool constrained_probe(std::span<const W> P, std::size_t p, std::size_t L, W B, 
       good[x] = last;
     }
   }
-  auto prev_good = [&](std::size_t x) { return all_good ? std::min(x, N - L) : good[std::min(x, N - L)]; };
+  auto prev_good = [&](std::size_t x) {
+    return all_good ? std::min(x, N - L) : good[std::min(x, N - L)];
+  };
   auto g = [&](std::size_t s) {
     const auto it = std::partition_point(P.begin() + static_cast<std::ptrdiff_t>(s), P.end(),
                                          [&](W x) { return static_cast<W>(x - P[s]) <= B; });
@@ -120,10 +123,8 @@ bool constrained_probe(std::span<const W> P, std::size_t p, std::size_t L, W B, 
 /// Throws irregular::invalid_argument for NS < 2, a negative or non-finite load, or parts the
 /// grid cannot host (the message gives the largest feasible number).
 template <class T>
-[[nodiscard]] partition::ChainPartition<partition::wide_t<T>> optimal_legal_cuts(const Grid& grid,
-                                                                                 const NeighbourBound& bound,
-                                                                                 std::span<const T> loads,
-                                                                                 std::size_t parts) {
+[[nodiscard]] partition::ChainPartition<partition::wide_t<T>> optimal_legal_cuts(
+    const Grid& grid, const NeighbourBound& bound, std::span<const T> loads, std::size_t parts) {
   using W = partition::wide_t<T>;
   grid.validate();
   bound.validate(grid, parts);
@@ -135,11 +136,15 @@ template <class T>
   if (L <= 1) return partition::nicol_plus(ps, parts);  // no part is empty: N >= parts
   const auto P = ps.data();
   W max_window{0};  // the heaviest L consecutive cells
-  for (std::size_t x = 0; x + L <= grid.cells(); ++x) max_window = std::max(max_window, static_cast<W>(P[x + L] - P[x]));
+  for (std::size_t x = 0; x + L <= grid.cells(); ++x)
+    max_window = std::max(max_window, static_cast<W>(P[x + L] - P[x]));
   std::vector<std::size_t> u, good;
-  auto feasible = [&](W B) { return detail::constrained_probe<W>(P, parts, L, B, max_window, u, good); };
+  auto feasible = [&](W B) {
+    return detail::constrained_probe<W>(P, parts, L, B, max_window, u, good);
+  };
   W lo = partition::average_bound(ps.total(), parts);
-  if constexpr (std::is_floating_point_v<W>) lo = std::max(W{0}, lo - 16 * std::numeric_limits<W>::epsilon() * ps.total());
+  if constexpr (std::is_floating_point_v<W>)
+    lo = std::max(W{0}, lo - 16 * std::numeric_limits<W>::epsilon() * ps.total());
   const W hi = std::max(lo, ps.total());
   const W best = partition::min_feasible_bottleneck<W>(std::min(lo, hi), hi, feasible);
   if (!feasible(best)) (void)feasible(hi);  // hi is always feasible: parts * L <= N

@@ -19,14 +19,18 @@ struct Grid {
   std::size_t columns = 0;  ///< m
 
   [[nodiscard]] constexpr std::size_t cells() const noexcept { return rows * columns; }
-  [[nodiscard]] constexpr std::size_t row(std::size_t position) const noexcept { return position / columns; }
-  [[nodiscard]] constexpr std::size_t column(std::size_t position) const noexcept { return position % columns; }
+  [[nodiscard]] constexpr std::size_t row(std::size_t position) const noexcept {
+    return position / columns;
+  }
+  [[nodiscard]] constexpr std::size_t column(std::size_t position) const noexcept {
+    return position % columns;
+  }
 
   /// Throws irregular::invalid_argument for an empty grid or one whose cells overflow.
   void validate() const {
     if (rows == 0 || columns == 0)
-      throw invalid_argument("irregular::rows::Grid: " + std::to_string(rows) + " x " + std::to_string(columns) +
-                             " grid has no cells");
+      throw invalid_argument("irregular::rows::Grid: " + std::to_string(rows) + " x " +
+                             std::to_string(columns) + " grid has no cells");
     if (rows > std::numeric_limits<std::size_t>::max() / columns)
       throw invalid_argument("irregular::rows::Grid: too many cells");
   }
@@ -39,7 +43,9 @@ struct Adjacency {
   bool wrap_columns = false;  ///< column m-1 touches column 0 (periodic along x)
   bool wrap_rows = false;     ///< row n-1 touches row 0 (periodic along y)
 
-  [[nodiscard]] static constexpr Adjacency of(Stencil s, bool toroidal) noexcept { return {s, toroidal, toroidal}; }
+  [[nodiscard]] static constexpr Adjacency of(Stencil s, bool toroidal) noexcept {
+    return {s, toroidal, toroidal};
+  }
 };
 
 }  // namespace irregular::rows

@@ -20,12 +20,15 @@ namespace irregular::rows {
 /// to grid.cells().
 inline void validate_cuts(const Grid& grid, std::span<const std::size_t> cuts) {
   grid.validate();
-  if (cuts.size() < 2) throw invalid_argument("irregular::rows: cuts need at least 2 separators (one part)");
+  if (cuts.size() < 2)
+    throw invalid_argument("irregular::rows: cuts need at least 2 separators (one part)");
   if (cuts.front() != 0 || cuts.back() != grid.cells())
-    throw invalid_argument("irregular::rows: cuts must run from 0 to " + std::to_string(grid.cells()) + ", got " +
-                           std::to_string(cuts.front()) + " .. " + std::to_string(cuts.back()));
+    throw invalid_argument("irregular::rows: cuts must run from 0 to " +
+                           std::to_string(grid.cells()) + ", got " + std::to_string(cuts.front()) +
+                           " .. " + std::to_string(cuts.back()));
   for (std::size_t k = 1; k < cuts.size(); ++k)
-    if (cuts[k] < cuts[k - 1]) throw invalid_argument("irregular::rows: cuts decrease at index " + std::to_string(k));
+    if (cuts[k] < cuts[k - 1])
+      throw invalid_argument("irregular::rows: cuts decrease at index " + std::to_string(k));
 }
 
 /// The largest chain distance between two adjacent cells (cyclic when rows wrap, since then the
@@ -50,20 +53,28 @@ inline int part_rects(const Grid& g, std::size_t a, std::size_t b, std::array<Re
   }
   int k = 0;
   std::size_t full0 = ra + 1, full1 = rb;  // rows entirely in the part
-  if (ca == 0) full0 = ra; else out[k++] = {ca, m, ra, ra + 1};
-  if (cb == m) full1 = rb + 1; else out[k++] = {0, cb, rb, rb + 1};
+  if (ca == 0)
+    full0 = ra;
+  else
+    out[k++] = {ca, m, ra, ra + 1};
+  if (cb == m)
+    full1 = rb + 1;
+  else
+    out[k++] = {0, cb, rb, rb + 1};
   if (full0 < full1) out[k++] = {0, m, full0, full1};
   return k;
 }
 
 // Distance between the cell intervals [a0, a1) and [b0, b1) along an axis of length n.
-inline std::size_t axis_gap(std::size_t a0, std::size_t a1, std::size_t b0, std::size_t b1, std::size_t n, bool wrap) {
+inline std::size_t axis_gap(std::size_t a0, std::size_t a1, std::size_t b0, std::size_t b1,
+                            std::size_t n, bool wrap) {
   auto gap = [](long long x0, long long x1, long long y0, long long y1) {
     const long long d = std::max({0LL, y0 - (x1 - 1), x0 - (y1 - 1)});
     return static_cast<std::size_t>(d);
   };
   const auto A0 = static_cast<long long>(a0), A1 = static_cast<long long>(a1);
-  const auto B0 = static_cast<long long>(b0), B1 = static_cast<long long>(b1), N = static_cast<long long>(n);
+  const auto B0 = static_cast<long long>(b0), B1 = static_cast<long long>(b1),
+             N = static_cast<long long>(n);
   std::size_t d = gap(A0, A1, B0, B1);
   if (wrap) d = std::min({d, gap(A0, A1, B0 - N, B1 - N), gap(A0, A1, B0 + N, B1 + N)});
   return d;
@@ -79,8 +90,8 @@ inline bool rects_touch(const Rect& a, const Rect& b, const Grid& g, const Adjac
 
 /// Whether the cells [a0, a1) and [b0, b1) of the chain (two disjoint non-empty runs) hold two
 /// adjacent cells.
-[[nodiscard]] inline bool runs_touch(const Grid& grid, const Adjacency& adj, std::size_t a0, std::size_t a1,
-                                     std::size_t b0, std::size_t b1) {
+[[nodiscard]] inline bool runs_touch(const Grid& grid, const Adjacency& adj, std::size_t a0,
+                                     std::size_t a1, std::size_t b0, std::size_t b1) {
   std::array<detail::Rect, 3> ra{}, rb{};
   const int na = detail::part_rects(grid, a0, a1, ra), nb = detail::part_rects(grid, b0, b1, rb);
   for (int i = 0; i < na; ++i)
@@ -91,8 +102,8 @@ inline bool rects_touch(const Rect& a, const Rect& b, const Grid& g, const Adjac
 
 namespace detail {
 // The neighbours of part k (sorted); cuts already validated.
-inline std::vector<int> neighbours_of(const Grid& grid, std::span<const std::size_t> cuts, const Adjacency& adj,
-                                      std::size_t k) {
+inline std::vector<int> neighbours_of(const Grid& grid, std::span<const std::size_t> cuts,
+                                      const Adjacency& adj, std::size_t k) {
   const std::size_t p = cuts.size() - 1, N = grid.cells();
   const std::size_t a = cuts[k], b = cuts[k + 1];
   std::vector<int> out;
@@ -113,7 +124,12 @@ inline std::vector<int> neighbours_of(const Grid& grid, std::span<const std::siz
   } else if (!adj.wrap_rows) {
     visit(a >= W ? a - W : 0, b + W);
   } else {  // the chain is cyclic: the window may wrap around either end
-    if (a >= W) visit(a - W, b + W); else { visit(0, b + W); visit(N - (W - a), N); }
+    if (a >= W)
+      visit(a - W, b + W);
+    else {
+      visit(0, b + W);
+      visit(N - (W - a), N);
+    }
     if (b + W > N) visit(0, b + W - N);
   }
   std::sort(cand.begin(), cand.end());
@@ -128,7 +144,8 @@ inline std::vector<int> neighbours_of(const Grid& grid, std::span<const std::siz
 /// (an empty part touches nothing). Exact. Only the parts within one chain reach of part k are
 /// tested (O(their number) rectangle tests). Throws irregular::invalid_argument for malformed
 /// cuts or k out of range.
-[[nodiscard]] inline std::vector<int> neighbours_of(const Grid& grid, std::span<const std::size_t> cuts,
+[[nodiscard]] inline std::vector<int> neighbours_of(const Grid& grid,
+                                                    std::span<const std::size_t> cuts,
                                                     const Adjacency& adj, std::size_t k) {
   validate_cuts(grid, cuts);
   if (k + 1 >= cuts.size())
@@ -138,16 +155,18 @@ inline std::vector<int> neighbours_of(const Grid& grid, std::span<const std::siz
 }
 
 /// neighbours_of for every part.
-[[nodiscard]] inline std::vector<std::vector<int>> neighbour_parts(const Grid& grid, std::span<const std::size_t> cuts,
-                                                                   const Adjacency& adj) {
+[[nodiscard]] inline std::vector<std::vector<int>> neighbour_parts(
+    const Grid& grid, std::span<const std::size_t> cuts, const Adjacency& adj) {
   validate_cuts(grid, cuts);
   std::vector<std::vector<int>> out(cuts.size() - 1);
-  for (std::size_t k = 0; k + 1 < cuts.size(); ++k) out[k] = detail::neighbours_of(grid, cuts, adj, k);
+  for (std::size_t k = 0; k + 1 < cuts.size(); ++k)
+    out[k] = detail::neighbours_of(grid, cuts, adj, k);
   return out;
 }
 
 /// The number of neighbours of every part (see neighbour_parts).
-[[nodiscard]] inline std::vector<std::size_t> neighbour_counts(const Grid& grid, std::span<const std::size_t> cuts,
+[[nodiscard]] inline std::vector<std::size_t> neighbour_counts(const Grid& grid,
+                                                               std::span<const std::size_t> cuts,
                                                                const Adjacency& adj) {
   const auto parts = neighbour_parts(grid, cuts, adj);
   std::vector<std::size_t> n(parts.size());
@@ -156,7 +175,8 @@ inline std::vector<int> neighbours_of(const Grid& grid, std::span<const std::siz
 }
 
 /// The largest number of neighbours of a part (0 for one part).
-[[nodiscard]] inline std::size_t max_neighbours(const Grid& grid, std::span<const std::size_t> cuts, const Adjacency& adj) {
+[[nodiscard]] inline std::size_t max_neighbours(const Grid& grid, std::span<const std::size_t> cuts,
+                                                const Adjacency& adj) {
   std::size_t best = 0;
   for (std::size_t c : neighbour_counts(grid, cuts, adj)) best = std::max(best, c);
   return best;

@@ -28,23 +28,29 @@ class BlockTranslation {
  public:
   /// One block [0, n) on one rank.
   explicit BlockTranslation(std::int64_t n = 0) : bounds_{0, n} {
-    if (n < 0) throw invalid_argument("irregular::schedule::BlockTranslation: negative size " + std::to_string(n));
+    if (n < 0)
+      throw invalid_argument("irregular::schedule::BlockTranslation: negative size " +
+                             std::to_string(n));
   }
 
-  /// p + 1 boundaries 0 = b_0 <= b_1 <= ... <= b_p = n. Throws irregular::invalid_argument otherwise.
+  /// p + 1 boundaries 0 = b_0 <= b_1 <= ... <= b_p = n. Throws irregular::invalid_argument
+  /// otherwise.
   explicit BlockTranslation(std::vector<std::int64_t> boundaries) : bounds_(std::move(boundaries)) {
     if (bounds_.size() < 2)
-      throw invalid_argument("irregular::schedule::BlockTranslation: need p + 1 >= 2 boundaries, got " +
-                             std::to_string(bounds_.size()));
+      throw invalid_argument(
+          "irregular::schedule::BlockTranslation: need p + 1 >= 2 boundaries, got " +
+          std::to_string(bounds_.size()));
     if (bounds_.front() != 0)
       throw invalid_argument("irregular::schedule::BlockTranslation: boundary 0 must be 0, got " +
                              std::to_string(bounds_.front()));
     for (std::size_t k = 1; k < bounds_.size(); ++k)
       if (bounds_[k] < bounds_[k - 1])
-        throw invalid_argument("irregular::schedule::BlockTranslation: boundaries decrease at " + std::to_string(k));
+        throw invalid_argument("irregular::schedule::BlockTranslation: boundaries decrease at " +
+                               std::to_string(k));
   }
 
-  /// From the separators of a 1D chain partition (irregular::partition::ChainPartition::separators).
+  /// From the separators of a 1D chain partition
+  /// (irregular::partition::ChainPartition::separators).
   [[nodiscard]] static BlockTranslation from_separators(std::span<const std::size_t> separators) {
     std::vector<std::int64_t> b(separators.begin(), separators.end());
     return BlockTranslation(std::move(b));
@@ -54,8 +60,12 @@ class BlockTranslation {
   /// n: the size of the whole index space.
   [[nodiscard]] std::int64_t size() const noexcept { return bounds_.back(); }
   [[nodiscard]] const std::vector<std::int64_t>& boundaries() const noexcept { return bounds_; }
-  [[nodiscard]] std::int64_t begin(int rank) const noexcept { return bounds_[static_cast<std::size_t>(rank)]; }
-  [[nodiscard]] std::int64_t end(int rank) const noexcept { return bounds_[static_cast<std::size_t>(rank) + 1]; }
+  [[nodiscard]] std::int64_t begin(int rank) const noexcept {
+    return bounds_[static_cast<std::size_t>(rank)];
+  }
+  [[nodiscard]] std::int64_t end(int rank) const noexcept {
+    return bounds_[static_cast<std::size_t>(rank) + 1];
+  }
   [[nodiscard]] std::int64_t count(int rank) const noexcept { return end(rank) - begin(rank); }
   [[nodiscard]] bool contains(std::int64_t g) const noexcept { return g >= 0 && g < size(); }
 
@@ -71,7 +81,9 @@ class BlockTranslation {
     return {r, g - begin(r)};
   }
   /// The inverse of translate.
-  [[nodiscard]] std::int64_t global(int rank, std::int64_t local) const noexcept { return begin(rank) + local; }
+  [[nodiscard]] std::int64_t global(int rank, std::int64_t local) const noexcept {
+    return begin(rank) + local;
+  }
 
   friend bool operator==(const BlockTranslation&, const BlockTranslation&) = default;
 

@@ -22,9 +22,13 @@ struct Graph {
   std::vector<std::int64_t> offsets{0};
   std::vector<std::int64_t> adjacency;
 
-  [[nodiscard]] std::int64_t vertices() const noexcept { return static_cast<std::int64_t>(offsets.size()) - 1; }
+  [[nodiscard]] std::int64_t vertices() const noexcept {
+    return static_cast<std::int64_t>(offsets.size()) - 1;
+  }
   /// Directed entries: twice the undirected edges of a symmetric graph.
-  [[nodiscard]] std::int64_t entries() const noexcept { return static_cast<std::int64_t>(adjacency.size()); }
+  [[nodiscard]] std::int64_t entries() const noexcept {
+    return static_cast<std::int64_t>(adjacency.size());
+  }
   [[nodiscard]] std::int64_t degree(std::int64_t v) const noexcept {
     return offsets[static_cast<std::size_t>(v) + 1] - offsets[static_cast<std::size_t>(v)];
   }
@@ -38,16 +42,17 @@ struct Graph {
 /// The symmetric graph of n vertices with these undirected edges: self loops and repeated edges
 /// dropped, each row sorted by neighbour index. Throws irregular::invalid_argument for an endpoint
 /// outside [0, n), naming the edge.
-[[nodiscard]] inline Graph graph_from_edges(std::int64_t n, std::span<const std::array<std::int64_t, 2>> edges) {
+[[nodiscard]] inline Graph graph_from_edges(std::int64_t n,
+                                            std::span<const std::array<std::int64_t, 2>> edges) {
   if (n < 0) throw invalid_argument("irregular::schedule::graph_from_edges: negative vertex count");
   Graph g;
   g.offsets.assign(static_cast<std::size_t>(n) + 1, 0);
   for (std::size_t e = 0; e < edges.size(); ++e) {
     const auto [a, b] = edges[e];
     if (a < 0 || a >= n || b < 0 || b >= n)
-      throw invalid_argument("irregular::schedule::graph_from_edges: edge " + std::to_string(e) + " (" +
-                             std::to_string(a) + ", " + std::to_string(b) + ") has an endpoint outside [0, " +
-                             std::to_string(n) + ")");
+      throw invalid_argument("irregular::schedule::graph_from_edges: edge " + std::to_string(e) +
+                             " (" + std::to_string(a) + ", " + std::to_string(b) +
+                             ") has an endpoint outside [0, " + std::to_string(n) + ")");
     if (a == b) continue;
     ++g.offsets[static_cast<std::size_t>(a) + 1];
     ++g.offsets[static_cast<std::size_t>(b) + 1];
@@ -63,11 +68,13 @@ struct Graph {
   // Sort and deduplicate each row, then compact.
   std::int64_t out = 0;
   for (std::size_t v = 0; v < static_cast<std::size_t>(n); ++v) {
-    const auto first = g.adjacency.begin() + g.offsets[v], last = g.adjacency.begin() + g.offsets[v + 1];
+    const auto first = g.adjacency.begin() + g.offsets[v],
+               last = g.adjacency.begin() + g.offsets[v + 1];
     std::sort(first, last);
     const auto uend = std::unique(first, last);
     g.offsets[v] = out;
-    out = static_cast<std::int64_t>(std::copy(first, uend, g.adjacency.begin() + out) - g.adjacency.begin());
+    out = static_cast<std::int64_t>(std::copy(first, uend, g.adjacency.begin() + out) -
+                                    g.adjacency.begin());
   }
   g.offsets.back() = out;
   g.adjacency.resize(static_cast<std::size_t>(out));
@@ -76,18 +83,19 @@ struct Graph {
 
 /// The graph renumbered by the permutation T (vertex v becomes T[v]): row T[v] lists T[u] for the
 /// neighbours u of v in v's row order, so a loop over the new rows adds the same terms in the same
-/// order as over the old ones. Throws irregular::invalid_argument unless T is a permutation of [0, n).
+/// order as over the old ones. Throws irregular::invalid_argument unless T is a permutation of [0,
+/// n).
 [[nodiscard]] inline Graph renumbered(const Graph& g, std::span<const std::int64_t> T) {
   const std::int64_t n = g.vertices();
   if (static_cast<std::int64_t>(T.size()) != n)
-    throw invalid_argument("irregular::schedule::renumbered: permutation of length " + std::to_string(T.size()) +
-                           " for " + std::to_string(n) + " vertices");
+    throw invalid_argument("irregular::schedule::renumbered: permutation of length " +
+                           std::to_string(T.size()) + " for " + std::to_string(n) + " vertices");
   std::vector<std::int64_t> inverse(static_cast<std::size_t>(n), -1);
   for (std::int64_t v = 0; v < n; ++v) {
     const std::int64_t t = T[static_cast<std::size_t>(v)];
     if (t < 0 || t >= n || inverse[static_cast<std::size_t>(t)] != -1)
-      throw invalid_argument("irregular::schedule::renumbered: T is not a permutation (vertex " + std::to_string(v) +
-                             " maps to " + std::to_string(t) + ")");
+      throw invalid_argument("irregular::schedule::renumbered: T is not a permutation (vertex " +
+                             std::to_string(v) + " maps to " + std::to_string(t) + ")");
     inverse[static_cast<std::size_t>(t)] = v;
   }
   Graph r;
@@ -104,7 +112,7 @@ struct Graph {
 
 /// What a blocking of a (renumbered) graph costs each rank.
 struct BlockCost {
-  std::vector<std::int64_t> cut;     ///< per rank: directed entries of its rows that leave its block
+  std::vector<std::int64_t> cut;  ///< per rank: directed entries of its rows that leave its block
   std::vector<std::int64_t> ghosts;  ///< per rank: distinct remote vertices its rows reference
   std::int64_t edge_cut = 0;         ///< undirected edges between blocks (half the cut entries)
 };
@@ -113,8 +121,9 @@ struct BlockCost {
 /// Throws irregular::invalid_argument when t does not cover g's vertices.
 [[nodiscard]] inline BlockCost block_cost(const Graph& g, const BlockTranslation& t) {
   if (t.size() != g.vertices())
-    throw invalid_argument("irregular::schedule::block_cost: blocks cover " + std::to_string(t.size()) +
-                           " indices, the graph has " + std::to_string(g.vertices()) + " vertices");
+    throw invalid_argument("irregular::schedule::block_cost: blocks cover " +
+                           std::to_string(t.size()) + " indices, the graph has " +
+                           std::to_string(g.vertices()) + " vertices");
   BlockCost c;
   c.cut.assign(static_cast<std::size_t>(t.parts()), 0);
   c.ghosts.assign(static_cast<std::size_t>(t.parts()), 0);

@@ -32,20 +32,25 @@ enum class LocalityOrder { hilbert, morton, peano, rcb };
 
 [[nodiscard]] constexpr std::string_view to_string(LocalityOrder o) noexcept {
   switch (o) {
-    case LocalityOrder::hilbert: return "hilbert";
-    case LocalityOrder::morton: return "morton";
-    case LocalityOrder::peano: return "peano";
-    case LocalityOrder::rcb: return "rcb";
+    case LocalityOrder::hilbert:
+      return "hilbert";
+    case LocalityOrder::morton:
+      return "morton";
+    case LocalityOrder::peano:
+      return "peano";
+    case LocalityOrder::rcb:
+      return "rcb";
   }
   return "unknown";
 }
 
 /// "hilbert", "morton", "peano" or "rcb"; throws irregular::invalid_argument otherwise.
 [[nodiscard]] inline LocalityOrder parse_locality_order(std::string_view s) {
-  for (auto o : {LocalityOrder::hilbert, LocalityOrder::morton, LocalityOrder::peano, LocalityOrder::rcb})
+  for (auto o :
+       {LocalityOrder::hilbert, LocalityOrder::morton, LocalityOrder::peano, LocalityOrder::rcb})
     if (to_string(o) == s) return o;
-  throw invalid_argument("irregular::schedule::parse_locality_order: unknown order '" + std::string(s) +
-                         "' (expected hilbert, morton, peano or rcb)");
+  throw invalid_argument("irregular::schedule::parse_locality_order: unknown order '" +
+                         std::string(s) + "' (expected hilbert, morton, peano or rcb)");
 }
 
 namespace detail {
@@ -54,13 +59,15 @@ void check_coordinates(std::span<const std::array<double, D>> xs, const char* wh
   for (std::size_t v = 0; v < xs.size(); ++v)
     for (int d = 0; d < D; ++d)
       if (!std::isfinite(xs[v][static_cast<std::size_t>(d)]))
-        throw invalid_argument(std::string(who) + ": vertex " + std::to_string(v) + " has a non-finite coordinate");
+        throw invalid_argument(std::string(who) + ": vertex " + std::to_string(v) +
+                               " has a non-finite coordinate");
 }
 
 // The inverse of a visit order: T[order[k]] = k.
 inline std::vector<std::int64_t> numbering(const std::vector<std::int64_t>& order) {
   std::vector<std::int64_t> T(order.size());
-  for (std::size_t k = 0; k < order.size(); ++k) T[static_cast<std::size_t>(order[k])] = static_cast<std::int64_t>(k);
+  for (std::size_t k = 0; k < order.size(); ++k)
+    T[static_cast<std::size_t>(order[k])] = static_cast<std::int64_t>(k);
   return T;
 }
 }  // namespace detail
@@ -70,17 +77,19 @@ inline std::vector<std::int64_t> numbering(const std::vector<std::int64_t>& orde
 /// the vertices are numbered in curve order of their cells (ties by vertex number), which is the
 /// SFC visit of the H-Tree's leaves. Throws irregular::invalid_argument for non-finite coordinates.
 template <SpaceFillingCurve C>
-[[nodiscard]] std::vector<std::int64_t> curve_order(std::span<const std::array<double, C::dim>> xs, int level = -1) {
+[[nodiscard]] std::vector<std::int64_t> curve_order(std::span<const std::array<double, C::dim>> xs,
+                                                    int level = -1) {
   constexpr int D = C::dim;
   detail::check_coordinates<D>(xs, "irregular::schedule::curve_order");
   if (level < 0) {
     level = 0;
-    while (level < C::max_level && ipow<coord_t>(static_cast<coord_t>(C::arity), level + 1) <= (coord_t{1} << 20))
+    while (level < C::max_level &&
+           ipow<coord_t>(static_cast<coord_t>(C::arity), level + 1) <= (coord_t{1} << 20))
       ++level;
   }
   if (level > C::max_level)
-    throw invalid_argument("irregular::schedule::curve_order: level " + std::to_string(level) + " beyond max_level " +
-                           std::to_string(C::max_level));
+    throw invalid_argument("irregular::schedule::curve_order: level " + std::to_string(level) +
+                           " beyond max_level " + std::to_string(C::max_level));
   Box<D> box;
   for (int d = 0; d < D; ++d) {
     box.lo[static_cast<std::size_t>(d)] = xs.empty() ? 0.0 : xs[0][static_cast<std::size_t>(d)];
@@ -92,7 +101,8 @@ template <SpaceFillingCurve C>
       box.hi[d] = std::max(box.hi[d], x[d]);
     }
   for (std::size_t d = 0; d < static_cast<std::size_t>(D); ++d)
-    if (!(box.hi[d] > box.lo[d])) box.hi[d] = box.lo[d] + 1;  // a flat axis: one cell wide is enough
+    if (!(box.hi[d] > box.lo[d]))
+      box.hi[d] = box.lo[d] + 1;  // a flat axis: one cell wide is enough
   const coord_t per_axis = ipow<coord_t>(static_cast<coord_t>(C::arity), level);
   std::vector<std::pair<typename C::index_type, std::int64_t>> keyed(xs.size());
   for (std::size_t v = 0; v < xs.size(); ++v)
@@ -126,9 +136,12 @@ template <int D>
     for (std::size_t d = 1; d < static_cast<std::size_t>(D); ++d)
       if (hi[d] - lo[d] > hi[axis] - lo[axis]) axis = d;
     const std::size_t mid = b + (e - b) / 2;
-    std::nth_element(order.begin() + static_cast<std::ptrdiff_t>(b), order.begin() + static_cast<std::ptrdiff_t>(mid),
-                     order.begin() + static_cast<std::ptrdiff_t>(e), [&](std::int64_t u, std::int64_t v) {
-                       const double a = xs[static_cast<std::size_t>(u)][axis], c = xs[static_cast<std::size_t>(v)][axis];
+    std::nth_element(order.begin() + static_cast<std::ptrdiff_t>(b),
+                     order.begin() + static_cast<std::ptrdiff_t>(mid),
+                     order.begin() + static_cast<std::ptrdiff_t>(e),
+                     [&](std::int64_t u, std::int64_t v) {
+                       const double a = xs[static_cast<std::size_t>(u)][axis],
+                                    c = xs[static_cast<std::size_t>(v)][axis];
                        return a < c || (a == c && u < v);
                      });
     stack.push_back({mid, e});  // lower half popped first: the order is fixed by positions anyway
@@ -139,13 +152,18 @@ template <int D>
 
 /// T by the ordering picked at run time (D = 2 or 3; the curves use their 64-bit indices).
 template <int D>
-[[nodiscard]] std::vector<std::int64_t> locality_transform(LocalityOrder o, std::span<const std::array<double, D>> xs) {
+[[nodiscard]] std::vector<std::int64_t> locality_transform(
+    LocalityOrder o, std::span<const std::array<double, D>> xs) {
   static_assert(D == 2 || D == 3, "irregular::schedule::locality_transform: vertices in 2D or 3D");
   switch (o) {
-    case LocalityOrder::hilbert: return curve_order<curve::Hilbert<D>>(xs);
-    case LocalityOrder::morton: return curve_order<curve::Morton<D>>(xs);
-    case LocalityOrder::peano: return curve_order<curve::Peano<D>>(xs);
-    case LocalityOrder::rcb: return rcb_order<D>(xs);
+    case LocalityOrder::hilbert:
+      return curve_order<curve::Hilbert<D>>(xs);
+    case LocalityOrder::morton:
+      return curve_order<curve::Morton<D>>(xs);
+    case LocalityOrder::peano:
+      return curve_order<curve::Peano<D>>(xs);
+    case LocalityOrder::rcb:
+      return rcb_order<D>(xs);
   }
   throw invalid_argument("irregular::schedule::locality_transform: invalid LocalityOrder value");
 }

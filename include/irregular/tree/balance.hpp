@@ -104,7 +104,8 @@ void emit_balanced(typename C::index_type s, int lv,
     if (k < in.size() && in[k] == s) {
       const I cs = span_at<C>(lv + 1);
       I t = s;
-      for (int c = 0; c < children_of<C>; ++c, t += cs) emit_balanced<C>(t, lv + 1, inner, cur, out);
+      for (int c = 0; c < children_of<C>; ++c, t += cs)
+        emit_balanced<C>(t, lv + 1, inner, cur, out);
       return;
     }
   }
@@ -115,7 +116,8 @@ void emit_balanced(typename C::index_type s, int lv,
 // The parent of every leaf at level >= 1, into inner[level - 1] (leaves sorted: siblings
 // adjacent, so each parent is pushed once per run).
 template <SpaceFillingCurve C>
-void seed_inner(std::span<const typename C::index_type> starts, std::span<const std::uint8_t> levels,
+void seed_inner(std::span<const typename C::index_type> starts,
+                std::span<const std::uint8_t> levels,
                 std::vector<std::vector<typename C::index_type>>& inner) {
   for (std::size_t i = 0; i < starts.size(); ++i) {
     const int l = levels[i];
@@ -146,10 +148,9 @@ void close_level(std::vector<typename C::index_type>& in, int j, bool full, Peri
 // The balanced leaves once the closure is complete down to level 1: inner[0] sorted, then
 // every input leaf split where the balanced tree has internal nodes. `room`: output capacity.
 template <SpaceFillingCurve C>
-LeafArrays<typename C::index_type> emit_leaves(std::span<const typename C::index_type> starts,
-                                               std::span<const std::uint8_t> levels,
-                                               std::vector<std::vector<typename C::index_type>>& inner,
-                                               std::size_t room) {
+LeafArrays<typename C::index_type> emit_leaves(
+    std::span<const typename C::index_type> starts, std::span<const std::uint8_t> levels,
+    std::vector<std::vector<typename C::index_type>>& inner, std::size_t room) {
   auto& root = inner[0];
   std::sort(root.begin(), root.end());
   root.erase(std::unique(root.begin(), root.end()), root.end());
@@ -157,7 +158,8 @@ LeafArrays<typename C::index_type> emit_leaves(std::span<const typename C::index
   out.starts.reserve(room);
   out.levels.reserve(room);
   std::vector<std::size_t> pos(inner.size(), 0);
-  for (std::size_t i = 0; i < starts.size(); ++i) emit_balanced<C>(starts[i], levels[i], inner, pos, out);
+  for (std::size_t i = 0; i < starts.size(); ++i)
+    emit_balanced<C>(starts[i], levels[i], inner, pos, out);
   return out;
 }
 
@@ -174,7 +176,8 @@ LeafArrays<typename C::index_type> balance_impl(std::span<const typename C::inde
   std::vector<std::vector<I>> inner(static_cast<std::size_t>(deepest));
   seed_inner<C>(starts, levels, inner);
   for (int j = deepest - 1; j >= 1; --j)
-    close_level<C>(inner[static_cast<std::size_t>(j)], j, full, per, inner[static_cast<std::size_t>(j - 1)]);
+    close_level<C>(inner[static_cast<std::size_t>(j)], j, full, per,
+                   inner[static_cast<std::size_t>(j - 1)]);
   return emit_leaves<C>(starts, levels, inner, starts.size() + starts.size() / 4);
 }
 

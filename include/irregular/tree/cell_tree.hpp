@@ -1,5 +1,6 @@
 // CellTree: a linear H-Tree whose leaves carry user data (mesh and grid codes, the adaptive
-// multigrid of baiardi-collecting-remote-data §4): uniform start, refine/coarsen marks, 2:1 balance.
+// multigrid of baiardi-collecting-remote-data §4): uniform start, refine/coarsen marks, 2:1
+// balance.
 #pragma once
 
 #include <irregular/core/assert.hpp>
@@ -40,15 +41,14 @@ class CellTree : public LinearLeaves<C> {
   static constexpr int dim = C::dim;
 
   /// One leaf, the root, with a value-initialized Data.
-  CellTree()
-    requires std::default_initializable<Data>
+  CellTree() requires std::default_initializable<Data>
       : Leaves({index_type{0}}, {0}), data_(1), marks_(1, Mark::keep) {}
 
   /// All cells of `level`, in curve order, data = init(cell) (or a copy of a value).
   /// Throws invalid_argument if level is outside [0, max_level].
   template <class Init>
-    requires std::invocable<Init&, const Cell<C::dim>&>
-  [[nodiscard]] static CellTree uniform(int level, Init init) {
+  requires std::invocable < Init&, const Cell<C::dim>
+  & > [[nodiscard]] static CellTree uniform(int level, Init init) {
     if (level < 0 || level > C::max_level)
       throw invalid_argument("irregular::CellTree::uniform: level " + std::to_string(level) +
                              " outside [0, max_level = " + std::to_string(C::max_level) + "]");
@@ -155,9 +155,10 @@ class CellTree : public LinearLeaves<C> {
     nl.reserve(this->size());
     detail::AdaptSources<Data> sources;
     const auto st = detail::adapt_leaves<C>(
-        this->starts(), this->levels(), std::span<const Data>(data_),
-        marks, refine_fn, coarsen_fn, ns, nl, nd, sources,
-        [](std::size_t i) { return "irregular::CellTree::adapt: leaf " + std::to_string(i); }, [](std::size_t) {});
+        this->starts(), this->levels(), std::span<const Data>(data_), marks, refine_fn, coarsen_fn,
+        ns, nl, nd, sources,
+        [](std::size_t i) { return "irregular::CellTree::adapt: leaf " + std::to_string(i); },
+        [](std::size_t) {});
     detail::assemble_adapted(std::span<Data>(data_), sources, nd);
     this->assign(std::move(ns), std::move(nl));
     data_ = std::move(nd);
@@ -175,7 +176,8 @@ class CellTree : public LinearLeaves<C> {
   /// is unchanged.
   template <class Split, class Init>
   std::size_t refine(Split&& split, int max_level, Init&& init) {
-    constexpr bool with_data = std::is_invocable_r_v<bool, Split&, const Cell<C::dim>&, const Data&>;
+    constexpr bool with_data =
+        std::is_invocable_r_v<bool, Split&, const Cell<C::dim>&, const Data&>;
     static_assert(with_data || std::is_invocable_r_v<bool, Split&, const Cell<C::dim>&>,
                   "irregular::CellTree::refine: split must be callable as split(const Cell<D>&) "
                   "or split(const Cell<D>&, const Data&) -> bool");
@@ -204,7 +206,7 @@ class CellTree : public LinearLeaves<C> {
         if (yes) {
           split_leaves.push_back(i);
           n_split += 1 + refine_rec<with_data>(c, state_of(this->start(i), lv), this->start(i),
-                                                std::as_const(data_[i]), split, max_level, init, w);
+                                               std::as_const(data_[i]), split, max_level, init, w);
           continue;
         }
       }
@@ -301,7 +303,8 @@ class CellTree : public LinearLeaves<C> {
           yes = split(ch);
       }
       if (yes) {
-        n += 1 + refine_rec<WithData>(ch, C::child_state(state, k), s, cd, split, max_level, init, w);
+        n += 1 +
+             refine_rec<WithData>(ch, C::child_state(state, k), s, cd, split, max_level, init, w);
       } else {
         w.starts.push_back(s);
         w.levels.push_back(static_cast<std::uint8_t>(ch.level));

@@ -26,8 +26,8 @@ namespace detail {
 
 /// Along one axis of n finest cells (a ring when periodic): 2 when [a0, a1) and [b0, b1)
 /// overlap with positive length, 1 when they only touch at an end, 0 when they are apart.
-inline int axis_contact(std::uint64_t a0, std::uint64_t a1, std::uint64_t b0, std::uint64_t b1, std::uint64_t n,
-                        bool periodic) noexcept {
+inline int axis_contact(std::uint64_t a0, std::uint64_t a1, std::uint64_t b0, std::uint64_t b1,
+                        std::uint64_t n, bool periodic) noexcept {
   if (a0 < b1 && b0 < a1) return 2;
   if (a1 == b0 || b1 == a0) return 1;
   if (periodic && ((a1 == n && b0 == 0) || (b1 == n && a0 == 0))) return 1;
@@ -40,7 +40,8 @@ inline int axis_contact(std::uint64_t a0, std::uint64_t a1, std::uint64_t b0, st
 /// or -1 when they do not touch. Cells of any levels; periodic axes wrap. Needs max_level
 /// coordinates below 2^64 (every built-in curve).
 template <SpaceFillingCurve C>
-int contact_dimension(const Cell<C::dim>& a, const Cell<C::dim>& b, Periodicity<C::dim> per = {}) noexcept {
+int contact_dimension(const Cell<C::dim>& a, const Cell<C::dim>& b,
+                      Periodicity<C::dim> per = {}) noexcept {
   const std::uint64_t n = detail::axis_cells<C>(C::max_level);
   const std::uint64_t sa = detail::axis_cells<C>(C::max_level - a.level);
   const std::uint64_t sb = detail::axis_cells<C>(C::max_level - b.level);
@@ -64,22 +65,29 @@ std::array<int, C::dim> contact_direction(const Cell<C::dim>& a, const Cell<C::d
   std::array<int, C::dim> d{};
   for (std::size_t k = 0; k < static_cast<std::size_t>(C::dim); ++k) {
     const std::uint64_t a0 = a.anchor[k] * sa, a1 = a0 + sa, b0 = b.anchor[k] * sb, b1 = b0 + sb;
-    if (a0 < b1 && b0 < a1) d[k] = 0;
-    else if (b1 == a0 || (b1 == n && a0 == 0)) d[k] = -1;
-    else d[k] = +1;
+    if (a0 < b1 && b0 < a1)
+      d[k] = 0;
+    else if (b1 == a0 || (b1 == n && a0 == 0))
+      d[k] = -1;
+    else
+      d[k] = +1;
   }
   return d;
 }
 
 /// Whether disjoint cells a and b are in `contact` (Contact::stencil accepts everything).
 template <SpaceFillingCurve C>
-bool in_contact(const Cell<C::dim>& a, const Cell<C::dim>& b, Contact contact, Periodicity<C::dim> per = {}) noexcept {
+bool in_contact(const Cell<C::dim>& a, const Cell<C::dim>& b, Contact contact,
+                Periodicity<C::dim> per = {}) noexcept {
   if (contact == Contact::stencil) return true;
   const int k = contact_dimension<C>(a, b, per);
   switch (contact) {
-    case Contact::face: return k == C::dim - 1;
-    case Contact::edge: return k >= C::dim - 2 && k >= 0;
-    default: return k >= 0;
+    case Contact::face:
+      return k == C::dim - 1;
+    case Contact::edge:
+      return k >= C::dim - 2 && k >= 0;
+    default:
+      return k >= 0;
   }
 }
 

@@ -9,8 +9,8 @@
 #include <irregular/core/index.hpp>
 #include <irregular/tree/detail/curve_math.hpp>
 #include <irregular/tree/detail/linear_tree.hpp>
-#include <irregular/tree/linear_leaves.hpp>
 #include <irregular/tree/detail/radix_sort.hpp>
+#include <irregular/tree/linear_leaves.hpp>
 #include <irregular/tree/refine.hpp>
 
 #include <algorithm>
@@ -71,7 +71,8 @@ class HTree : public LinearLeaves<C> {
   /// std::sort from about 10^4 keys), std::sort for 128-bit ones.
   static void sort_keys(std::vector<index_type>& keys) {
     int bits = 1;
-    while (bits < index_bits<index_type> && (index_type{1} << bits) < detail::index_end<C>()) ++bits;
+    while (bits < index_bits<index_type> && (index_type{1} << bits) < detail::index_end<C>())
+      ++bits;
     detail::radix_sort(keys, bits);
   }
 
@@ -217,7 +218,8 @@ class HTree : public LinearLeaves<C> {
 
   /// Same leaves and same element offsets (loads are not compared).
   friend bool operator==(const HTree& a, const HTree& b) {
-    return static_cast<const Leaves&>(a) == static_cast<const Leaves&>(b) && a.offsets_ == b.offsets_;
+    return static_cast<const Leaves&>(a) == static_cast<const Leaves&>(b) &&
+           a.offsets_ == b.offsets_;
   }
 
  private:
@@ -230,7 +232,8 @@ class HTree : public LinearLeaves<C> {
                                std::to_string(i));
     if (!keys.empty() && keys.back() >= detail::index_end<C>())
       throw invalid_argument(std::string(who) + ": key at position " +
-                             std::to_string(keys.size() - 1) + " is beyond the curve's index range");
+                             std::to_string(keys.size() - 1) +
+                             " is beyond the curve's index range");
   }
 
   void check_hnode(const Cell<dim>& c, const char* who) const {
@@ -243,8 +246,9 @@ class HTree : public LinearLeaves<C> {
         throw out_of_domain(std::string(who) + ": cell anchor outside the domain in dimension " +
                             std::to_string(d));
     if (!is_hnode(c))
-      throw invalid_argument(std::string(who) + ": the cell is not an hnode of the tree (it lies "
-                                                "strictly inside a leaf)");
+      throw invalid_argument(std::string(who) +
+                             ": the cell is not an hnode of the tree (it lies "
+                             "strictly inside a leaf)");
   }
 
   template <class Cond>
@@ -299,8 +303,8 @@ class HTree : public LinearLeaves<C> {
     }
   }
 
-  std::vector<std::size_t> offsets_;    // size() + 1
-  std::vector<double> load_prefix_;     // empty, or size() + 1 prefix sums
+  std::vector<std::size_t> offsets_;  // size() + 1
+  std::vector<double> load_prefix_;   // empty, or size() + 1 prefix sums
 };
 
 }  // namespace irregular

@@ -31,7 +31,8 @@ class LinearLeaves {
   using levels_type = Array<std::uint8_t>;
 
   LinearLeaves() = default;
-  LinearLeaves(starts_type starts, levels_type levels) : starts_(std::move(starts)), levels_(std::move(levels)) {
+  LinearLeaves(starts_type starts, levels_type levels)
+      : starts_(std::move(starts)), levels_(std::move(levels)) {
     IRREGULAR_ASSERT(starts_.size() == levels_.size());
   }
 
@@ -51,7 +52,9 @@ class LinearLeaves {
     IRREGULAR_ASSERT(i < size());
     return levels_[i];
   }
-  [[nodiscard]] IndexInterval<index_type> interval(std::size_t i) const noexcept { return {start(i), end(i)}; }
+  [[nodiscard]] IndexInterval<index_type> interval(std::size_t i) const noexcept {
+    return {start(i), end(i)};
+  }
   /// The leaf's cell, recomputed from start and level through the curve.
   [[nodiscard]] Cell<C::dim> cell(std::size_t i) const noexcept {
     IRREGULAR_ASSERT(i < size());

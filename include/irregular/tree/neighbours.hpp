@@ -69,8 +69,7 @@ void neighbours_of_cell(std::span<const typename C::index_type> starts,
     for (std::size_t i = f; i < l; ++i) {
       const int lv = levels[i];
       if (lv == c.level ? !S::same_level : (lv < c.level ? !S::coarser : !S::finer)) continue;
-      const IndexInterval<typename C::index_type> iv{starts[i],
-                                                     starts[i] + detail::span_at<C>(lv)};
+      const IndexInterval<typename C::index_type> iv{starts[i], starts[i] + detail::span_at<C>(lv)};
       if (iv.overlaps(self)) continue;
       out.push_back(i);
     }
@@ -121,7 +120,7 @@ template <Stencil S, LeafSequence T>
 
 /// The same, naming the curve too: neighbours<Curve, Stencil>(tree, leaf, per).
 template <SpaceFillingCurve C, Stencil S, LeafSequence T>
-  requires std::same_as<typename T::curve_type, C>
+requires std::same_as<typename T::curve_type, C>
 [[nodiscard]] std::vector<std::size_t> neighbours(const T& tree, std::size_t leaf,
                                                   Periodicity<C::dim> per = {}) {
   return neighbours<S>(tree, leaf, per);

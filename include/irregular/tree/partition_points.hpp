@@ -30,8 +30,9 @@ namespace irregular {
 /// Which part each point belongs to, and what each part holds. Parts are contiguous runs of
 /// the curve order of the points (equal curve keys ordered by input index), numbered along it.
 struct PointPartition {
-  std::vector<std::uint32_t> part;   ///< part of each point, in input order (distributed: local points)
-  std::vector<double> loads;         ///< sum of the weights in each part (all P parts)
+  std::vector<std::uint32_t>
+      part;                   ///< part of each point, in input order (distributed: local points)
+  std::vector<double> loads;  ///< sum of the weights in each part (all P parts)
   std::vector<std::uint64_t> sizes;  ///< number of points in each part (all P parts)
   double bottleneck = 0;             ///< the largest part load
 
@@ -121,8 +122,8 @@ template <int D>
                                                       const std::string& where) {
   const std::string who = "irregular::partition_points: ";
   if (!weights.empty() && weights.size() != points.size())
-    return who + std::to_string(weights.size()) + " weights for " +
-           std::to_string(points.size()) + " points" + where;
+    return who + std::to_string(weights.size()) + " weights for " + std::to_string(points.size()) +
+           " points" + where;
   for (std::size_t i = 0; i < points.size(); ++i) {
     if (!box.contains(points[i])) {
       std::string at = "(";
@@ -202,7 +203,9 @@ struct RightGreedyCarry {
   std::uint64_t k = 0;
   std::uint64_t q_end = 0;
   template <class Archive>
-  void serialize(Archive& ar, unsigned) { ar & k & q_end; }
+  void serialize(Archive& ar, unsigned) {
+    ar& k& q_end;
+  }
 };
 
 /// Places L_k (k = c.k down to 1) that lie in this slice; stops (to pass c on to the previous
@@ -212,8 +215,8 @@ inline void right_greedy_slice(const PrefixSlice& s, std::uint64_t B, RightGreed
   while (c.k >= 1) {
     const std::uint64_t target = c.q_end > B ? c.q_end - B : 0;
     if (s.first > 0 && s.q.front() >= target) return;
-    const auto j = static_cast<std::uint64_t>(
-        std::lower_bound(s.q.begin(), s.q.end(), target) - s.q.begin());
+    const auto j =
+        static_cast<std::uint64_t>(std::lower_bound(s.q.begin(), s.q.end(), target) - s.q.begin());
     placed.emplace_back(c.k, s.first + j);
     c.q_end = s.q[j];
     --c.k;
@@ -227,14 +230,18 @@ struct CutCarry {
   std::uint64_t s_prev = 0;
   std::uint64_t q_prev = 0;
   template <class Archive>
-  void serialize(Archive& ar, unsigned) { ar & k & s_prev & q_prev; }
+  void serialize(Archive& ar, unsigned) {
+    ar& k& s_prev& q_prev;
+  }
 };
 
 /// One separator with its prefix value: what the ranks exchange to assemble the cut.
 struct PlacedSeparator {
   std::uint64_t k = 0, position = 0, prefix = 0;
   template <class Archive>
-  void serialize(Archive& ar, unsigned) { ar & k & position & prefix; }
+  void serialize(Archive& ar, unsigned) {
+    ar& k& position& prefix;
+  }
 };
 
 /// Places s_k (rule above) while s_k lies before this slice's end (or anywhere if the slice
@@ -251,8 +258,10 @@ inline void cut_slice(const PrefixSlice& s, std::uint64_t B, std::uint64_t W, st
     if (s.q.back() <= limit) {
       G = s.holds_end ? E : no_position;
     } else {
-      G = s.first + static_cast<std::uint64_t>(
-                        std::upper_bound(s.q.begin(), s.q.end(), limit) - s.q.begin()) - 1;
+      G = s.first +
+          static_cast<std::uint64_t>(std::upper_bound(s.q.begin(), s.q.end(), limit) -
+                                     s.q.begin()) -
+          1;
     }
     const std::uint64_t hi = std::min(G, n - (P - c.k));
     const auto T = static_cast<std::uint64_t>(static_cast<uint128_t>(c.k) * W / P);
@@ -272,8 +281,7 @@ inline void cut_slice(const PrefixSlice& s, std::uint64_t B, std::uint64_t W, st
 
 /// Separators s_0..s_P of the chain for the degenerate cases (n < P or W = 0), where they
 /// follow from n and P alone; empty when the general rule applies.
-[[nodiscard]] inline std::vector<std::uint64_t> trivial_separators(std::uint64_t n,
-                                                                   std::uint64_t W,
+[[nodiscard]] inline std::vector<std::uint64_t> trivial_separators(std::uint64_t n, std::uint64_t W,
                                                                    std::uint64_t P) {
   std::vector<std::uint64_t> s;
   if (n < P) {
@@ -304,7 +312,8 @@ template <SpaceFillingCurve C>
   using Index = typename C::index_type;
   box.validate();
   if (auto bad = detail::check_parts_count(parts)) throw invalid_argument(*bad);
-  if (auto bad = detail::check_points<C::dim>(box, points, weights, "")) throw invalid_argument(*bad);
+  if (auto bad = detail::check_points<C::dim>(box, points, weights, ""))
+    throw invalid_argument(*bad);
 
   const std::size_t n = points.size();
   const std::uint64_t P = parts;

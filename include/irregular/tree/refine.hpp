@@ -19,12 +19,16 @@ namespace irregular {
 /// condition is not even asked). An explicit request to refine a cell at `max_level` through the
 /// cell-data API (CellTree) throws irregular::invalid_argument.
 template <class R, int D>
-concept RefineCondition = std::predicate<const R&, const Cell<D>&, std::size_t>;
+concept RefineCondition = std::predicate < const R&,
+        const Cell<D>
+&, std::size_t > ;
 
 /// The key form, for the serial HTree only: `cond(cell, keys) -> bool` where `keys` are the
 /// sorted finest curve indices of the elements in the cell.
 template <class R, int D, class Index>
-concept KeyRefineCondition = std::predicate<const R&, const Cell<D>&, std::span<const Index>>;
+concept KeyRefineCondition = std::predicate < const R&,
+        const Cell<D>
+&, std::span < const Index >> ;
 
 namespace refine {
 

@@ -51,9 +51,10 @@ void refine_leaves_rec(IndexInterval<typename C::index_type> range, Count& count
     for (int k = 0; k < children_of<C>; ++k, s += cs) {
       if (s >= range.end) break;
       if (s + cs <= range.start) continue;
-      refine_leaves_rec<C>(range, count, split, emit,
-                           child_at_position<C>(cell, static_cast<int>(C::child_position(state, k))),
-                           C::child_state(state, k), s);
+      refine_leaves_rec<C>(
+          range, count, split, emit,
+          child_at_position<C>(cell, static_cast<int>(C::child_position(state, k))),
+          C::child_state(state, k), s);
     }
     return;
   }
@@ -97,9 +98,10 @@ class SortedKeyCounter {
 
  private:
   [[nodiscard]] std::size_t lower(std::size_t lo, std::size_t hi, Index x) const {
-    return static_cast<std::size_t>(std::lower_bound(keys_.begin() + static_cast<std::ptrdiff_t>(lo),
-                                                     keys_.begin() + static_cast<std::ptrdiff_t>(hi), x) -
-                                    keys_.begin());
+    return static_cast<std::size_t>(
+        std::lower_bound(keys_.begin() + static_cast<std::ptrdiff_t>(lo),
+                         keys_.begin() + static_cast<std::ptrdiff_t>(hi), x) -
+        keys_.begin());
   }
   // The first position >= from whose key is >= x, when every key before `from` is below x.
   [[nodiscard]] std::size_t gallop(std::size_t from, Index x) const {

@@ -60,8 +60,10 @@ void with_position_type(std::size_t n, F&& f) {
 /// Meant for ranges that fit in cache; `order`, `scratch`, `count`, `tmp` are reused buffers.
 template <class EV, class KV, class Index, class Pos>
 void sort_range_by_pairs(EV& elements, KV& keys, std::size_t b, std::size_t e,
-                         std::vector<KeyPos<Index, Pos>>& order, std::vector<KeyPos<Index, Pos>>& scratch,
-                         std::vector<std::uint32_t>& count, std::vector<typename EV::value_type>& tmp) {
+                         std::vector<KeyPos<Index, Pos>>& order,
+                         std::vector<KeyPos<Index, Pos>>& scratch,
+                         std::vector<std::uint32_t>& count,
+                         std::vector<typename EV::value_type>& tmp) {
   using E = typename EV::value_type;
   const std::size_t m = e - b;
   order.resize(m);
@@ -70,7 +72,8 @@ void sort_range_by_pairs(EV& elements, KV& keys, std::size_t b, std::size_t e,
   for (std::size_t i = 0; i < m; ++i) order[i] = {k[i], static_cast<Pos>(i)};
   sort_pairs(order, scratch, count);
   tmp.clear();
-  for (std::size_t i = 0; i < m; ++i) tmp.push_back(std::move(el[static_cast<std::size_t>(order[i].pos)]));
+  for (std::size_t i = 0; i < m; ++i)
+    tmp.push_back(std::move(el[static_cast<std::size_t>(order[i].pos)]));
   for (std::size_t i = 0; i < m; ++i) {
     el[i] = std::move(tmp[i]);
     k[i] = order[i].key;
@@ -125,7 +128,8 @@ void msd_sort_range(EV& elements, KV& keys, std::size_t b, std::size_t e) {
     const int shift = std::max(0, diff - digit_bits);
     std::vector<std::size_t> count(radix + 1, 0);
     const Index* const in_keys = keys.data();
-    for (std::size_t i = r.b; i < r.e; ++i) ++count[(static_cast<std::size_t>(in_keys[i] >> shift) & (radix - 1)) + 1];
+    for (std::size_t i = r.b; i < r.e; ++i)
+      ++count[(static_cast<std::size_t>(in_keys[i] >> shift) & (radix - 1)) + 1];
     for (std::size_t d = 0; d < radix; ++d) count[d + 1] += count[d];
     const std::size_t m = r.e - r.b;
     if (m == elements.size() && out_el.capacity() < m) {  // these buffers become the arrays
@@ -185,7 +189,8 @@ void sort_by_key(EV& elements, KV& keys) {
       order[i] = {keys[i], static_cast<Pos>(i)};
       all |= keys[i];
     }
-    detail::radix_sort_records(order, [](const detail::KeyPos<Index, Pos>& x) { return x.key; }, detail::used_bits(all));
+    detail::radix_sort_records(
+        order, [](const detail::KeyPos<Index, Pos>& x) { return x.key; }, detail::used_bits(all));
     detail::apply_order(elements, keys, order);
   });
 }
@@ -194,7 +199,8 @@ void sort_by_key(EV& elements, KV& keys) {
 /// keys keep run order, then position order. `spare` is an empty buffer whose capacity (pages
 /// already touched) takes the merged elements when there are two runs.
 template <class EV, class KV>
-void merge_sorted_runs(EV& elements, KV& keys, std::span<const std::size_t> offsets, EV&& spare = {}) {
+void merge_sorted_runs(EV& elements, KV& keys, std::span<const std::size_t> offsets,
+                       EV&& spare = {}) {
   using Index = typename KV::value_type;
   const std::size_t n = keys.size();
   std::vector<std::size_t> bnd;  // boundaries of the non-empty runs
@@ -202,12 +208,14 @@ void merge_sorted_runs(EV& elements, KV& keys, std::span<const std::size_t> offs
   for (std::size_t i = 1; i < offsets.size(); ++i)
     if (offsets[i] != bnd.back()) bnd.push_back(offsets[i]);
   bool sorted = true;  // runs that do not overlap need no merge
-  for (std::size_t i = 1; i + 1 < bnd.size(); ++i) sorted = sorted && !(keys[bnd[i]] < keys[bnd[i] - 1]);
+  for (std::size_t i = 1; i + 1 < bnd.size(); ++i)
+    sorted = sorted && !(keys[bnd[i]] < keys[bnd[i] - 1]);
   if (sorted) return;
   if (bnd.size() == 3) {  // two runs: one direct merge, every element moves once
     EV out = std::move(spare);
     out.clear();
-    if (out.capacity() < n) detail::reserve_headroom(out, n);  // else the spare's touched pages serve
+    if (out.capacity() < n)
+      detail::reserve_headroom(out, n);  // else the spare's touched pages serve
     KV out_keys;
     detail::reserve_headroom(out_keys, n);
     out_keys.resize(n);
@@ -242,13 +250,16 @@ void merge_sorted_runs(EV& elements, KV& keys, std::span<const std::size_t> offs
       std::vector<std::size_t> next{0};
       std::size_t k = 0;
       for (; k + 2 < bnd.size(); k += 2) {
-        std::merge(a.begin() + static_cast<std::ptrdiff_t>(bnd[k]), a.begin() + static_cast<std::ptrdiff_t>(bnd[k + 1]),
-                   a.begin() + static_cast<std::ptrdiff_t>(bnd[k + 1]), a.begin() + static_cast<std::ptrdiff_t>(bnd[k + 2]),
+        std::merge(a.begin() + static_cast<std::ptrdiff_t>(bnd[k]),
+                   a.begin() + static_cast<std::ptrdiff_t>(bnd[k + 1]),
+                   a.begin() + static_cast<std::ptrdiff_t>(bnd[k + 1]),
+                   a.begin() + static_cast<std::ptrdiff_t>(bnd[k + 2]),
                    b.begin() + static_cast<std::ptrdiff_t>(bnd[k]), by_key);
         next.push_back(bnd[k + 2]);
       }
       if (k + 1 < bnd.size()) {  // an odd run out: carried over
-        std::copy(a.begin() + static_cast<std::ptrdiff_t>(bnd[k]), a.begin() + static_cast<std::ptrdiff_t>(bnd[k + 1]),
+        std::copy(a.begin() + static_cast<std::ptrdiff_t>(bnd[k]),
+                  a.begin() + static_cast<std::ptrdiff_t>(bnd[k + 1]),
                   b.begin() + static_cast<std::ptrdiff_t>(bnd[k]));
         next.push_back(bnd[k + 1]);
       }
@@ -258,9 +269,5 @@ void merge_sorted_runs(EV& elements, KV& keys, std::span<const std::size_t> offs
     detail::apply_order(elements, keys, a);
   });
 }
-
-namespace detail {
-using irregular::sort_by_key;  // callers not yet moved to the public name
-}  // namespace detail
 
 }  // namespace irregular

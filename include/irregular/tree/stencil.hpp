@@ -19,8 +19,7 @@ namespace detail {
 template <class T>
 struct is_offset_array : std::false_type {};
 template <std::size_t M, std::size_t N>
-struct is_offset_array<std::array<std::array<int, M>, N>>
-    : std::true_type {};
+struct is_offset_array<std::array<std::array<int, M>, N>> : std::true_type {};
 template <class T>
 inline constexpr bool is_offset_array_v = is_offset_array<std::remove_cvref_t<T>>::value;
 
@@ -45,8 +44,8 @@ concept StencilHasOffsets = StencilHasDim<S> && requires {
   requires detail::is_offset_array_v<decltype(S::offsets)>;
   requires std::same_as<std::remove_cvref_t<decltype(S::offsets)>,
                         std::remove_cvref_t<decltype(S::inverse_offsets)>>;
-  requires std::tuple_size_v<std::remove_cvref_t<decltype(S::offsets[0])>> ==
-               static_cast<std::size_t>(S::dim);
+  requires std::tuple_size_v<std::remove_cvref_t<decltype(S::offsets[0])>>
+  == static_cast<std::size_t>(S::dim);
 };
 template <class S>
 concept StencilHasLevels = requires {
@@ -146,7 +145,8 @@ struct Inverse {
 }  // namespace stencil
 
 static_assert(Stencil<stencil::VonNeumann<2>> && Stencil<stencil::Moore<3, 2>>);
-static_assert(stencil::Moore<2>::offsets.size() == 8 && stencil::VonNeumann<3>::offsets.size() == 6);
+static_assert(stencil::Moore<2>::offsets.size() == 8 &&
+              stencil::VonNeumann<3>::offsets.size() == 6);
 static_assert(stencil::VonNeumann<2, 2>::offsets.size() == 12);
 
 }  // namespace irregular

@@ -271,6 +271,28 @@ TEST_CASE("CellDomain::rebalance honours the horizon: an unprofitable remap move
   REQUIRE(yes.cost_seconds == Approx(1e-12 * static_cast<double>(yes.bytes_to_move)));
 }
 
+TEST_CASE("CellDomain::rebalance honours max_rounds and seconds_per_load", "[rebalance][cells]") {
+  mpi::communicator w;
+  if (w.size() == 1) return;
+  {  // the neighbour shift stops after max_rounds
+    auto d = grid(w);
+    make_unbalanced(d);
+    const auto r = d.rebalance({.threshold = 0.0, .strategy = irr::RemapStrategy::neighbour_shift, .max_rounds = 1});
+    REQUIRE(r.remapped);
+    REQUIRE(r.rounds == 1);
+  }
+  // The saving is (current - predicted) loads x seconds_per_load x horizon: against the same cost,
+  // cheap loads make the remap unprofitable and dear ones make it pay.
+  for (double spl : {1e-15, 1e6}) {
+    CAPTURE(spl);
+    auto d = grid(w);
+    make_unbalanced(d);
+    const auto r = d.rebalance({.threshold = 0.0, .horizon = 1.0, .seconds_per_byte = 1e-6, .seconds_per_load = spl});
+    REQUIRE(r.saving_seconds == Approx((r.current_seconds - r.predicted_seconds) * 1.0));
+    REQUIRE(r.remapped == (spl > 1));
+  }
+}
+
 TEST_CASE("CellDomain::rebalance honours the chain order and the arrangement: ranks are renumbered",
           "[rebalance][cells]") {
   mpi::communicator w;

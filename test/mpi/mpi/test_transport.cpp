@@ -255,7 +255,7 @@ TEMPLATE_TEST_CASE("messages split into pieces reassemble exactly", "[mpi][trans
     for (std::size_t frame : {std::size_t{1}, std::size_t{100}, std::size_t{1} << 30}) {
       CAPTURE(piece, frame);
       mpi::ExchangeStats stats;
-      const auto got = mpi::detail_exchange::exchange<TestType>(
+      const auto got = mpi::detail::exchange<TestType>(
           world, 9, [&](int d) { return std::span<const TestType>(outgoing[static_cast<std::size_t>(d)]); },
           &stats, piece, frame);
       REQUIRE(all_sum(world, mismatches(got, count, me, 1)) == 0);
@@ -588,9 +588,9 @@ void check_migration(Pattern pattern, std::uint64_t seed) {
   bad += !std::is_sorted(keys.begin(), keys.end());
   bad += leaves.size() != expect_leaves.size() || loads.size() != leaves.size();
   for (std::size_t i = 0; i < leaves.size() && i < expect_leaves.size(); ++i) {
-    bad += leaves.starts_[i] != expect_leaves[i].start;
-    bad += leaves.levels_[i] != expect_leaves[i].level;
-    bad += leaves.counts_[i] != expect_leaves[i].count;
+    bad += leaves.starts()[i] != expect_leaves[i].start;
+    bad += leaves.levels()[i] != expect_leaves[i].level;
+    bad += leaves.counts()[i] != expect_leaves[i].count;
     bad += loads[i] != expect_leaves[i].load;
   }
   bad += sent.hnodes != expect_sent.hnodes || sent.elements != expect_sent.elements ||

@@ -31,7 +31,7 @@ void reserve_headroom(SpliceVector<T>& v, std::size_t n) {
 /// splice it in place), else a std::vector.
 template <class T>
 using store_vector =
-    std::conditional_t<std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>, SpliceVector<T>,
-                       std::vector<T>>;
+    std::conditional_t<std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>,
+                       SpliceVector<T>, std::vector<T>>;
 
 }  // namespace irregular::detail

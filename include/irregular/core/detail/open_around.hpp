@@ -18,7 +18,8 @@ namespace irregular::detail {
 /// at all when k == a and f is the identity); storage is reallocated only when the result
 /// outgrows it, and then only the kept run is copied.
 template <class T, class F = std::identity>
-void open_around(std::vector<T>& v, std::size_t a, std::size_t b, std::size_t k, std::size_t h, F f = {}) {
+void open_around(std::vector<T>& v, std::size_t a, std::size_t b, std::size_t k, std::size_t h,
+                 F f = {}) {
   constexpr bool plain = std::is_same_v<F, std::identity>;
   const std::size_t kept = b - a, n = k + kept + h;
   const auto at = [](auto& w, std::size_t i) { return w.begin() + static_cast<std::ptrdiff_t>(i); };
@@ -50,7 +51,8 @@ void open_around(std::vector<T>& v, std::size_t a, std::size_t b, std::size_t k,
 
 /// The same for a SpliceVector: the kept run stays where it is when the room around it suffices.
 template <class T, class F = std::identity>
-void open_around(SpliceVector<T>& v, std::size_t a, std::size_t b, std::size_t k, std::size_t h, F f = {}) {
+void open_around(SpliceVector<T>& v, std::size_t a, std::size_t b, std::size_t k, std::size_t h,
+                 F f = {}) {
   v.open_around(a, b, k, h);
   if constexpr (!std::is_same_v<F, std::identity>)
     for (std::size_t i = k; i < k + (b - a); ++i) v[i] = f(v[i]);

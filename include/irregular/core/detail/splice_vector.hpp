@@ -24,7 +24,8 @@ namespace irregular::detail {
 
 template <class T>
 class SpliceVector {
-  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "SpliceVector: over-aligned values are not supported");
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
+                "SpliceVector: over-aligned values are not supported");
   static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>,
                 "SpliceVector holds trivially copyable values; others live in std::vector");
 
@@ -67,9 +68,13 @@ class SpliceVector {
   [[nodiscard]] size_type size() const noexcept { return static_cast<size_type>(last_ - first_); }
   [[nodiscard]] bool empty() const noexcept { return last_ == first_; }
   /// Values the data can reach without reallocating, growing at the back (as std::vector's).
-  [[nodiscard]] size_type capacity() const noexcept { return static_cast<size_type>(end_ - first_); }
+  [[nodiscard]] size_type capacity() const noexcept {
+    return static_cast<size_type>(end_ - first_);
+  }
   /// Free slots before the first value.
-  [[nodiscard]] size_type front_room() const noexcept { return static_cast<size_type>(first_ - buf_); }
+  [[nodiscard]] size_type front_room() const noexcept {
+    return static_cast<size_type>(first_ - buf_);
+  }
   [[nodiscard]] T* data() noexcept { return first_; }
   [[nodiscard]] const T* data() const noexcept { return first_; }
   [[nodiscard]] iterator begin() noexcept { return first_; }
@@ -80,8 +85,12 @@ class SpliceVector {
   [[nodiscard]] const_iterator cend() const noexcept { return end(); }
   [[nodiscard]] reverse_iterator rbegin() noexcept { return reverse_iterator(end()); }
   [[nodiscard]] reverse_iterator rend() noexcept { return reverse_iterator(begin()); }
-  [[nodiscard]] const_reverse_iterator rbegin() const noexcept { return const_reverse_iterator(end()); }
-  [[nodiscard]] const_reverse_iterator rend() const noexcept { return const_reverse_iterator(begin()); }
+  [[nodiscard]] const_reverse_iterator rbegin() const noexcept {
+    return const_reverse_iterator(end());
+  }
+  [[nodiscard]] const_reverse_iterator rend() const noexcept {
+    return const_reverse_iterator(begin());
+  }
   [[nodiscard]] T& operator[](size_type i) noexcept {
     IRREGULAR_ASSERT(i < size());
     return first_[i];
@@ -176,12 +185,14 @@ class SpliceVector {
   template <std::forward_iterator It>
   iterator insert(const_iterator pos, It first, It last) {
     const auto n = static_cast<size_type>(std::distance(first, last));
-    const size_type at = open_gap(pos, n);  // precondition, as std::vector's: [first, last) not in *this
+    const size_type at =
+        open_gap(pos, n);  // precondition, as std::vector's: [first, last) not in *this
     std::copy(first, last, first_ + at);
     return first_ + at;
   }
   iterator erase(const_iterator first, const_iterator last) {
-    const auto at = static_cast<size_type>(first - begin()), n = static_cast<size_type>(last - first);
+    const auto at = static_cast<size_type>(first - begin()),
+               n = static_cast<size_type>(last - first);
     if (at == 0) {  // leaving the front is free: the room grows
       first_ += n;
       return begin();
@@ -207,7 +218,8 @@ class SpliceVector {
   /// moves once, within the buffer when it fits, else to fresh room on both sides.
   void open_around(size_type a, size_type b, size_type k, size_type h) {
     IRREGULAR_ASSERT(a <= b && b <= size());
-    const size_type kept = b - a, n = k + kept + h, front = front_room(), slots = static_cast<size_type>(end_ - buf_);
+    const size_type kept = b - a, n = k + kept + h, front = front_room(),
+                    slots = static_cast<size_type>(end_ - buf_);
     if (front + a >= k && front + b + h <= slots) {
       first_ = buf_ + (front + a - k);
       last_ = first_ + n;
@@ -286,10 +298,10 @@ class SpliceVector {
     return at;
   }
 
-  T* buf_ = nullptr;    // the allocation
-  T* first_ = nullptr;  // the first value: [buf_, first_) is the room in front
-  T* last_ = nullptr;   // past the last value
-  T* end_ = nullptr;    // past the allocation: [last_, end_) is the room behind
+  T* buf_ = nullptr;      // the allocation
+  T* first_ = nullptr;    // the first value: [buf_, first_) is the room in front
+  T* last_ = nullptr;     // past the last value
+  T* end_ = nullptr;      // past the allocation: [last_, end_) is the room behind
   bool touched_ = false;  // touch_room() wrote this allocation's room
 };
 

@@ -2,10 +2,11 @@
 // DESIGN.md "The one idea": every hnode is an aligned interval of finest-level curve indices.
 #pragma once
 
-#include <cstdint>
 #include <irregular/core/assert.hpp>
 #include <irregular/core/cell.hpp>
 #include <irregular/core/index.hpp>
+
+#include <cstdint>
 
 namespace irregular::detail {
 

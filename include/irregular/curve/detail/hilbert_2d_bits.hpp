@@ -2,10 +2,11 @@
 // every level is a prefix parity of the digits above it, so all levels are done at once.
 #pragma once
 
-#include <array>
-#include <cstdint>
 #include <irregular/core/cell.hpp>
 #include <irregular/curve/detail/morton_bits.hpp>
+
+#include <array>
+#include <cstdint>
 
 namespace irregular::detail {
 

@@ -2,11 +2,12 @@
 // Hilbert curve", AIP Conf. Proc. 707, 2004), plus the same transform as a per-level state machine.
 #pragma once
 
-#include <array>
-#include <cstdint>
 #include <irregular/core/cell.hpp>
 #include <irregular/core/index.hpp>
 #include <irregular/curve/detail/morton_bits.hpp>
+
+#include <array>
+#include <cstdint>
 
 namespace irregular::detail {
 

@@ -2,11 +2,12 @@
 // machine (hilbert_skilling.hpp), so the table path gives exactly Skilling's indices.
 #pragma once
 
-#include <array>
-#include <cstdint>
 #include <irregular/core/cell.hpp>
 #include <irregular/curve/detail/hilbert_skilling.hpp>
 #include <irregular/curve/detail/morton_bits.hpp>
+
+#include <array>
+#include <cstdint>
 #include <type_traits>
 
 namespace irregular::detail {

@@ -2,10 +2,11 @@
 // magic-mask bit spreading otherwise; both give identical results (the unit test compares them).
 #pragma once
 
-#include <array>
-#include <cstdint>
 #include <irregular/core/cell.hpp>
 #include <irregular/core/index.hpp>
+
+#include <array>
+#include <cstdint>
 
 #if defined(__BMI2__)
 #include <immintrin.h>

@@ -2,9 +2,10 @@
 // Peano curve, any D), and compile-time chunk tables for the 2D and 3D fast paths.
 #pragma once
 
+#include <irregular/core/cell.hpp>
+
 #include <array>
 #include <cstdint>
-#include <irregular/core/cell.hpp>
 
 namespace irregular::detail {
 

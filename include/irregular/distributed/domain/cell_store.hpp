@@ -38,7 +38,7 @@ struct Keyed {
   template <class Archive>
   void serialize(Archive& ar, unsigned) {
     auto w = detail::IndexWire::from(start);
-    ar & w.lo & w.hi & level & data;
+    ar& w.lo& w.hi& level& data;
     start = w.template as<I>();
   }
 };
@@ -47,7 +47,8 @@ struct Keyed {
 namespace mpi {
 /// A keyed datum travels as bytes when its datum does.
 template <class I, class Data>
-struct raw_transport<irregular::detail::Keyed<I, Data>> : std::bool_constant<is_raw_transportable<Data>> {};
+struct raw_transport<irregular::detail::Keyed<I, Data>>
+    : std::bool_constant<is_raw_transportable<Data>> {};
 }  // namespace mpi
 
 template <class Data, SpaceFillingCurve C>
@@ -79,17 +80,21 @@ class CellStore {
     }
     return offsets_;
   }
-  [[nodiscard]] LeafPayload<Data> payload() const { return {std::span<const Data>(data), offsets()}; }
+  [[nodiscard]] LeafPayload<Data> payload() const {
+    return {std::span<const Data>(data), offsets()};
+  }
 
   /// Leaves and data go to the holders `map` names (`payload` travels with the leaves); returns
   /// the settled map. Raw data under a segment map are the elements of a segment shift keyed by
   /// their leaves' starts; otherwise Keyed records take the general remap. Collective over comm.
   template <OwnershipMap M>
-  M move(const boost::mpi::communicator& comm, const M& map, LocalLeaves<C>& leaves, std::vector<double>& payload,
-         int tag, mpi::MigrationCounters& sent, bool /*runs_current*/, ShiftLayout* layout) {
+  M move(const boost::mpi::communicator& comm, const M& map, LocalLeaves<C>& leaves,
+         std::vector<double>& payload, int tag, mpi::MigrationCounters& sent, bool /*runs_current*/,
+         ShiftLayout* layout) {
     if constexpr (M::contiguous_segments && mpi::is_raw_transportable<Data>) {
       LeafKeyed by_start;  // a datum's key is its leaf's start
-      if (auto s = shift_segments(comm, map, leaves, payload, data, by_start, no_offsets, tag, layout)) {
+      if (auto s =
+              shift_segments(comm, map, leaves, payload, data, by_start, no_offsets, tag, layout)) {
         sent += *s;
         return map;  // no leaf is cut: holding leaves whole changes nothing
       }
@@ -99,8 +104,9 @@ class CellStore {
     keyed.reserve(leaves.size());
     for (std::size_t i = 0; i < leaves.size(); ++i)
       keyed.push_back({leaves.starts()[i], leaves.levels()[i], std::move(data[i])});
-    M settled = settle_on_map(comm, map, leaves, payload, keyed, keys, [](const Keyed& k) { return k.start; }, tag,
-                              sent, no_offsets, layout);
+    M settled = settle_on_map(
+        comm, map, leaves, payload, keyed, keys, [](const Keyed& k) { return k.start; }, tag, sent,
+        no_offsets, layout);
     data.clear();
     for (auto& k : keyed) data.push_back(std::move(k.data));
     return settled;

@@ -19,7 +19,6 @@
 #include <irregular/distributed/htree/local_leaves.hpp>
 #include <irregular/distributed/maps/ownership_map.hpp>
 #include <irregular/distributed/maps/segment_map.hpp>
-#include <irregular/distributed/partitioners/capacity_cut.hpp>
 #include <irregular/distributed/partitioners/partitioner.hpp>
 #include <irregular/distributed/remap/rebalance_decision.hpp>
 #include <irregular/distributed/remap/remap_plan.hpp>
@@ -55,16 +54,19 @@ concept LeafStore = requires(S& s, const S& cs, const LocalLeaves<C>& leaves, st
   { S::item_bytes } -> std::convertible_to<std::size_t>;
   { cs.box() } -> std::convertible_to<const Box<C::dim>&>;
   { cs.size() } -> std::convertible_to<std::size_t>;
-  { cs.of_leaf(i) };
+  {cs.of_leaf(i)};
   { cs.keys_of(leaves) } -> std::convertible_to<std::span<const typename C::index_type>>;
   { cs.payload() } -> std::same_as<LeafPayload<typename S::value_type>>;
   s.touch_headroom();
-} && std::copy_constructible<S>;
+}
+&&std::copy_constructible<S>;
 
 /// A metric whose loads are computed without user code and cannot fail.
 template <class M, int D>
-concept NothrowMetric = !PerElementMetric<M> && requires(const M& m, const Cell<D>& c, std::size_t n) {
-  { m(c, n) } noexcept;
+concept NothrowMetric =
+    !PerElementMetric<M> && requires(const M& m, const Cell<D>& c, std::size_t n) {
+  { m(c, n) }
+  noexcept;
 };
 
 /// Leaf i's first value is value i: the offsets of a store with one value per leaf.
@@ -73,7 +75,7 @@ struct IdentityOffsets {
 };
 
 template <class Store, SpaceFillingCurve C, class Metric, class P>
-  requires LeafStore<Store, C>
+requires LeafStore<Store, C>
 class DomainCore {
  public:
   static constexpr int dim = C::dim;
@@ -88,13 +90,15 @@ class DomainCore {
 
   // Each phase has its own tag on the domain's own communicator (tag_ghost .. tag_ghost + 4 are
   // the ghost store's).
-  static constexpr int tag_sort = 11, tag_migrate = 12, tag_move = 13, tag_families = 14, tag_balance = 15;
+  static constexpr int tag_sort = 11, tag_migrate = 12, tag_move = 13, tag_families = 14,
+                       tag_balance = 15;
   static constexpr int tag_ghost = 21;
 
   /// Validates the box, the partitioner and the held level, then `more()` (the front's own
   /// input), all in one agreement. Collective over comm (duplicates it).
   template <class More>
-  DomainCore(const boost::mpi::communicator& comm, const Box<dim>& box, options_type options, More&& more)
+  DomainCore(const boost::mpi::communicator& comm, const Box<dim>& box, options_type options,
+             More&& more)
       : comm_(comm), store_(box), options_(std::move(options)) {
     mpi::agree(comm_.get(), [&] {
       box.validate();
@@ -102,7 +106,8 @@ class DomainCore {
       check_hold_level();
       more();
     });
-    max_leaves_ = options_.max_leaves_per_rank ? options_.max_leaves_per_rank : default_leaf_budget(comm_.get());
+    max_leaves_ = options_.max_leaves_per_rank ? options_.max_leaves_per_rank
+                                               : default_leaf_budget(comm_.get());
     map_ = initial_map();
   }
 
@@ -141,8 +146,10 @@ class DomainCore {
   /// A remap, in a transaction only when it can fail (the snapshot copies every value).
   template <class Body>
   void remap_transaction(Body&& body) {
-    if constexpr (remap_can_fail) transaction(snapshot(), std::forward<Body>(body));
-    else body();
+    if constexpr (remap_can_fail)
+      transaction(snapshot(), std::forward<Body>(body));
+    else
+      body();
   }
   /// Runs a local step that may throw (user code, bad values) and agrees on its outcome before
   /// the next collective step. Collective over comm.
@@ -155,8 +162,10 @@ class DomainCore {
 
   /// Before the first partition everything is on rank 0, or on the map's default.
   [[nodiscard]] map_type initial_map() const {
-    if constexpr (std::constructible_from<map_type, int>) return map_type(comm_.size());
-    else return map_type{};
+    if constexpr (std::constructible_from<map_type, int>)
+      return map_type(comm_.size());
+    else
+      return map_type{};
   }
   void check_hold_level() const {
     const int h = options_.hold_level;
@@ -164,7 +173,8 @@ class DomainCore {
       throw invalid_argument("irregular: hold_level " + std::to_string(h) + " beyond max_level " +
                              std::to_string(C::max_level));
     if (h >= 0 && !map_type::contiguous_segments)
-      throw invalid_argument("irregular: hold_level needs a partitioner whose parts are curve segments");
+      throw invalid_argument(
+          "irregular: hold_level needs a partitioner whose parts are curve segments");
   }
 
   static double lap(clock::time_point& t0) {
@@ -181,14 +191,15 @@ class DomainCore {
 
   /// Leaf loads from the metric (local; the metric may be user code and throw).
   void estimate_loads() {
-    loads_.estimate(options_.load, leaves_, [this](std::size_t i) { return store_.of_leaf(i); }, comm_.rank());
+    loads_.estimate(
+        options_.load, leaves_, [this](std::size_t i) { return store_.of_leaf(i); }, comm_.rank());
   }
 
   /// The partitioner maps the (settled) leaves; leaves and values move to the new map.
   void repartition(const map_type* current, clock::time_point& t0) {
     loads_.agree_unit(comm_.get(), leaves_);
-    auto next = hold_cells(
-        options_.partitioner.template partition<C>(comm_.get(), LeafChain<C>{leaves_, loads_.values()}, current));
+    auto next = hold_cells(options_.partitioner.template partition<C>(
+        comm_.get(), LeafChain<C>{leaves_, loads_.values()}, current));
     profile_.partition = lap(t0);
     remap_to(next, t0);
   }
@@ -198,7 +209,8 @@ class DomainCore {
     map_ = settle_on(next, true);
     profile_.migration = lap(t0);
     finish_counters();
-    std::tie(migration_seconds_, migration_bytes_) = std::tuple(profile_.migration, migration_global_.bytes);
+    std::tie(migration_seconds_, migration_bytes_) =
+        std::tuple(profile_.migration, migration_global_.bytes);
   }
 
   /// Holds every leaf whole on `map` and places leaves (with their measured seconds) and values
@@ -210,13 +222,15 @@ class DomainCore {
     std::vector<double> payload;  // only measured seconds are worth carrying
     if constexpr (measured) payload = loads_.payload(leaves_.size());
     ShiftLayout layout;
-    M settled = store_.move(comm_.get(), map, leaves_, payload, tag_migrate, migration_, runs_current, &layout);
+    M settled = store_.move(comm_.get(), map, leaves_, payload, tag_migrate, migration_,
+                            runs_current, &layout);
     loads_.receive(std::move(payload), leaves_.size());
     guarded([&] {  // the metric may be user code
       if constexpr (!measured) {
         if (runs_current && layout.spliced) {
-          loads_.shift(layout, options_.load, leaves_, [this](std::size_t i) { return store_.of_leaf(i); },
-                       comm_.rank());
+          loads_.shift(
+              layout, options_.load, leaves_, [this](std::size_t i) { return store_.of_leaf(i); },
+              comm_.rank());
           return;
         }
       }
@@ -251,28 +265,33 @@ class DomainCore {
   }
 
   /// Rounds of neighbour shifts with the leaf work as payload; the loads are estimated anew after.
-  void shift_neighbours(const RebalanceOptions& opt, const RemapPlan& plan, std::vector<double>& work,
-                        RebalanceDecision& d, clock::time_point& t0) {
+  void shift_neighbours(const RebalanceOptions& opt, const RemapPlan& plan,
+                        std::vector<double>& work, RebalanceDecision& d, clock::time_point& t0) {
     const auto shift = [&](const auto& offsets) {  // read after every round: a container
-      return neighbour_shift(comm_.get(), map_, leaves_, work, offsets, plan.capacity, opt.threshold,
-                             opt.max_rounds ? opt.max_rounds : 2 * comm_.size() + 2, [&](const map_type& m) {
-        mpi::MigrationCounters sent;
-        (void)store_.move(comm_.get(), m, leaves_, work, tag_migrate, sent, true, nullptr);
-        migration_ += sent;
-        return sent;
-      });
+      return neighbour_shift(
+          comm_.get(), map_, leaves_, work, offsets, plan.capacity, opt.threshold,
+          opt.max_rounds ? opt.max_rounds : 2 * comm_.size() + 2, [&](const map_type& m) {
+            mpi::MigrationCounters sent;
+            (void)store_.move(comm_.get(), m, leaves_, work, tag_migrate, sent, true, nullptr);
+            migration_ += sent;
+            return sent;
+          });
     };
     const auto rep = [&] {
-      if constexpr (Store::per_leaf) return shift(IdentityOffsets{});  // one datum per leaf
-      else return shift(store_.offsets);
+      if constexpr (Store::per_leaf)
+        return shift(IdentityOffsets{});  // one datum per leaf
+      else
+        return shift(store_.offsets);
     }();
-    std::tie(d.rounds, d.unbalance_after, d.elements_to) = std::tuple(rep.rounds, rep.unbalance, rep.elements_to);
+    std::tie(d.rounds, d.unbalance_after, d.elements_to) =
+        std::tuple(rep.rounds, rep.unbalance, rep.elements_to);
     loads_.new_window(leaves_.size());
     guarded([&] { estimate_loads(); });
     loads_.agree_unit(comm_.get(), leaves_);
     profile_.migration = lap(t0);
     finish_counters();
-    std::tie(migration_seconds_, migration_bytes_) = std::tuple(profile_.migration, migration_global_.bytes);
+    std::tie(migration_seconds_, migration_bytes_) =
+        std::tuple(profile_.migration, migration_global_.bytes);
   }
 
   // ---- the rebalance decision (baiardi-2001 §3, kaddoura-ranka §3.4–3.5) -----------------
@@ -284,11 +303,12 @@ class DomainCore {
     agree_remap_options(comm_.get(), opt, segments, measured, who);
     if (opt.strategy == RemapStrategy::neighbour_shift && options_.hold_level >= 0)
       guarded([&] {  // the shifts move cuts freely; agreed options are the same on every rank
-        throw invalid_argument(who + ": the neighbour shift cannot keep the cells of hold_level whole");
+        throw invalid_argument(who +
+                               ": the neighbour shift cannot keep the cells of hold_level whole");
       });
     loads_.agree_unit(comm_.get(), leaves_);
-    const auto plan =
-        plan_remap(comm_.get(), opt, {loads_.total(), double(store_.size()), migration_seconds_, 0}, measured);
+    const auto plan = plan_remap(
+        comm_.get(), opt, {loads_.total(), double(store_.size()), migration_seconds_, 0}, measured);
     migration_ = {};
     migration_global_ = {};  // a rebalance that does not remap moved nothing
     auto d = start_record(plan, opt);
@@ -298,21 +318,25 @@ class DomainCore {
     std::vector<double> work;
     if (plan.work_scale != 1.0 || (segments && opt.strategy == RemapStrategy::neighbour_shift))
       for (double l : loads_.values()) work.push_back(l * plan.work_scale);
-    const std::span<const double> leaf_work = work.empty() ? std::span<const double>(loads_.values()) : work;
+    const std::span<const double> leaf_work =
+        work.empty() ? std::span<const double>(loads_.values()) : work;
     const auto next = hold_cells(next_map(plan, leaf_work));
-    const auto est = estimate_remap(comm_.get(), next, plan.order, leaves_, leaf_work, store_.keys_of(leaves_),
-                                    Store::item_bytes);
+    const auto est = estimate_remap(comm_.get(), next, plan.order, leaves_, leaf_work,
+                                    store_.keys_of(leaves_), Store::item_bytes);
     d.cut_seconds = lap(t0);
     if (!judge_profitability(plan, est, opt, migration_bytes_, d)) return d;
     commit_remap(opt, plan, next, work, d, t0);
     return finish_record(d, migration_global_, profile_.migration);
   }
 
-  /// The partitioner's next map; with capacities or a new chain order, the capacity cut.
+  /// The partitioner's next map; with capacities or a new chain order, the chain carries the
+  /// capacities in chain order and the leaf work (the partitioner is the only door to a map).
   map_type next_map(const RemapPlan& plan, std::span<const double> leaf_work) {
-    if constexpr (segments)
-      if (!plan.uniform) return capacity_cut(comm_.get(), map_, leaves_, leaf_work, plan.chain_capacities()).map();
-    return options_.partitioner.template partition<C>(comm_.get(), LeafChain<C>{leaves_, loads_.values()}, &map_);
+    const std::vector<double> capacities =
+        plan.uniform ? std::vector<double>{} : plan.chain_capacities();
+    const auto loads = plan.uniform ? std::span<const double>(loads_.values()) : leaf_work;
+    return options_.partitioner.template partition<C>(
+        comm_.get(), LeafChain<C>{leaves_, loads, capacities}, &map_);
   }
 
   /// Moves the data to `next` (or by neighbour shifts), renumbering the ranks for a new chain
@@ -328,7 +352,8 @@ class DomainCore {
     try {
       remap_transaction([&] {
         if constexpr (segments)
-          if (opt.strategy == RemapStrategy::neighbour_shift) return shift_neighbours(opt, plan, work, d, t0);
+          if (opt.strategy == RemapStrategy::neighbour_shift)
+            return shift_neighbours(opt, plan, work, d, t0);
         remap_to(next, t0);
       });
     } catch (const collective_error&) {

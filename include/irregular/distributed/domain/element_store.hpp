@@ -29,7 +29,7 @@
 namespace irregular {
 
 template <class Element, SpaceFillingCurve C>
-  requires Locatable<Element, C::dim>
+requires Locatable<Element, C::dim>
 class ElementStore {
  public:
   static constexpr int dim = C::dim;
@@ -56,13 +56,14 @@ class ElementStore {
 
   /// The first element outside the box (or with a NaN coordinate), described for an error
   /// message that names the call, the element index and the rank; nullopt when all are inside.
-  [[nodiscard]] std::optional<std::string> first_invalid(std::span<const Element> elements, const char* who,
-                                                         int rank) const {
+  [[nodiscard]] std::optional<std::string> first_invalid(std::span<const Element> elements,
+                                                         const char* who, int rank) const {
     for (std::size_t i = 0; i < elements.size(); ++i) {
       const auto x = element_traits<Element>::position(elements[i]);
       if (box_.contains(x)) continue;
       std::ostringstream os;
-      os << "irregular::IrregularDomain::" << who << ": element " << i << " on rank " << rank << " has position (";
+      os << "irregular::IrregularDomain::" << who << ": element " << i << " on rank " << rank
+         << " has position (";
       bool nan = false;
       for (int d = 0; d < dim; ++d) {
         os << (d ? ", " : "") << x[d];
@@ -111,7 +112,9 @@ class ElementStore {
 
   [[nodiscard]] std::size_t size() const noexcept { return elements.size(); }
   /// The curve keys of what travels: the elements' keys.
-  [[nodiscard]] std::span<const index_type> keys_of(const LocalLeaves<C>&) const noexcept { return keys; }
+  [[nodiscard]] std::span<const index_type> keys_of(const LocalLeaves<C>&) const noexcept {
+    return keys;
+  }
   [[nodiscard]] LeafPayload<Element> payload() const {
     return {std::span<const Element>(elements), std::span<const std::size_t>(offsets)};
   }
@@ -120,8 +123,9 @@ class ElementStore {
   /// the settled map. `runs_current`: the leaf runs match the leaves now, so the remap keeps them
   /// up to date instead of indexing anew. Collective over comm.
   template <OwnershipMap M>
-  M move(const boost::mpi::communicator& comm, const M& map, LocalLeaves<C>& leaves, std::vector<double>& payload,
-         int tag, mpi::MigrationCounters& sent, bool runs_current, ShiftLayout* layout) {
+  M move(const boost::mpi::communicator& comm, const M& map, LocalLeaves<C>& leaves,
+         std::vector<double>& payload, int tag, mpi::MigrationCounters& sent, bool runs_current,
+         ShiftLayout* layout) {
     M settled = settle_on_map(comm, map, leaves, payload, elements, keys, key_fn(), tag, sent,
                               runs_current ? &offsets : nullptr, layout);
     if (!runs_current) {
@@ -133,10 +137,11 @@ class ElementStore {
 
   // Remaps splice these in place (core/detail/splice_vector.hpp; elements that are not
   // trivially copyable live in a std::vector).
-  detail::store_vector<Element> elements;        ///< sorted by key
-  detail::SpliceVector<index_type> keys;         ///< keys[i] = key_of(elements[i])
-  std::vector<Element> pending;                  ///< inserted, joining at the next build
-  detail::SpliceVector<std::size_t> offsets{0};  ///< leaf i holds elements [offsets[i], offsets[i+1])
+  detail::store_vector<Element> elements;  ///< sorted by key
+  detail::SpliceVector<index_type> keys;   ///< keys[i] = key_of(elements[i])
+  std::vector<Element> pending;            ///< inserted, joining at the next build
+  detail::SpliceVector<std::size_t> offsets{
+      0};  ///< leaf i holds elements [offsets[i], offsets[i+1])
 
  private:
   Box<dim> box_;

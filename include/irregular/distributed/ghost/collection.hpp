@@ -34,14 +34,13 @@ namespace irregular {
 
 /// Options of one collection.
 struct GhostOptions {
-  LevelRange levels{};                  ///< only ghosts whose level lies here
-  Contact contact = Contact::stencil;   ///< keep only ghosts in this contact with a reader
-  mpi::MergeOptions merge{};            ///< message merging (b) and termination detection
+  LevelRange levels{};                 ///< only ghosts whose level lies here
+  Contact contact = Contact::stencil;  ///< keep only ghosts in this contact with a reader
+  mpi::MergeOptions merge{};           ///< message merging (b) and termination detection
   /// Only local leaves whose level lies here read (baiardi-2001 §5.2: an operator on the grid
   /// of level l collects I(op, l)); the others ask nothing and are no reader to inform or serve.
   LevelRange readers{};
 };
-
 
 /// The cached outcome of the replicated-H-Tree extension phase of informed fault prevention
 /// (§3.3): which boundary leaves this rank told each partner about, and which reader leaves each
@@ -63,7 +62,8 @@ struct ExtensionCache {
   /// shared by the operators whose stencils the union covers).
   template <Stencil S>
   [[nodiscard]] bool serves(std::uint64_t g, LevelRange levels) const {
-    if (!valid || generation != g || levels.min < readers.min || levels.max > readers.max) return false;
+    if (!valid || generation != g || levels.min < readers.min || levels.max > readers.max)
+      return false;
     for (const auto& o : S::offsets)
       if (!std::binary_search(offsets.begin(), offsets.end(), Offset(o))) return false;
     return true;
@@ -203,7 +203,8 @@ void read_by(std::span<const typename C::index_type> starts, std::span<const std
 /// parts is no leaf (leaves are held whole); other maps cannot tell and report every holder.
 /// Contiguous maps answer from the splitters without allocating.
 template <OwnershipMap M, class F>
-void for_each_remote_holder(const M& map, const Cell<M::curve_type::dim>& c, int me, bool whole_only, F&& f) {
+void for_each_remote_holder(const M& map, const Cell<M::curve_type::dim>& c, int me,
+                            bool whole_only, F&& f) {
   const auto iv = curve::hnode_interval<typename M::curve_type>(c);
   if constexpr (M::contiguous_segments) {
     const int a = map.owner(iv.start), b = map.owner(iv.end - 1);
@@ -225,7 +226,8 @@ void for_each_remote_holder(const M& map, const Cell<M::curve_type::dim>& c, int
 template <SpaceFillingCurve C, Stencil S, OwnershipMap M>
 GhostLayer<C> finish(const CollectionInput<C, M>& in, std::vector<std::vector<std::size_t>>& sends,
                      Shipment<C>& ship, GhostPhase GhostStats::*record_phase, GhostStats stats,
-                     std::chrono::steady_clock::time_point t0, const Boundary<C>* known_boundary = nullptr) {
+                     std::chrono::steady_clock::time_point t0,
+                     const Boundary<C>* known_boundary = nullptr) {
   using Record = typename GhostLayer<C>::Record;
   const int me = in.comm.rank();
   const auto& leaves = in.leaves;
@@ -274,8 +276,8 @@ GhostLayer<C> finish(const CollectionInput<C, M>& in, std::vector<std::vector<st
     std::vector<std::size_t> ids;
     for (std::size_t i : boundary.leaves()) {
       if (!in.options.readers.contains(leaves.levels()[i])) continue;
-      read_by<C, S>(layer.starts(), layer.levels(), leaves.cell(i), in.periodic, in.options.contact, in.options.levels,
-                    ids);
+      read_by<C, S>(layer.starts(), layer.levels(), leaves.cell(i), in.periodic, in.options.contact,
+                    in.options.levels, ids);
       for (std::size_t g : ids) read[g] = 1;
     }
   }

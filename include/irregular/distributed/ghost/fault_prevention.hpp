@@ -60,6 +60,48 @@ void for_each_shift(const Cell<C::dim>& c, const Offsets& offsets, Periodicity<C
   }
 }
 
+/// The ranks holding coarser readers that touch `cell` (contact face, edge or corner): a
+/// coarser reader beside ancestor a touches the leaf only if the leaf lies on a's face toward
+/// it; a leaf off every face of a is off every face of a's ancestors too.
+template <Stencil S, SpaceFillingCurve C, OwnershipMap M>
+void touching_coarse_readers(const Cell<C::dim>& cell, const LevelRange& readers,
+                             const Periodicity<C::dim>& periodic, const M& map, int me,
+                             std::vector<int>& ranks) {
+  const auto faces = [&](const Cell<C::dim>& a, std::array<int, C::dim>& side) {
+    const coord_t s = irregular::detail::axis_cells<C>(cell.level - a.level);
+    bool any = false;
+    for (std::size_t d = 0; d < static_cast<std::size_t>(C::dim); ++d) {
+      side[d] = (cell.anchor[d] == a.anchor[d] * s ? 1 : 0) |
+                (cell.anchor[d] + 1 == (a.anchor[d] + 1) * s ? 2 : 0);
+      any = any || side[d] != 0;
+    }
+    return any;
+  };
+  std::array<int, C::dim> side{};
+  auto a = cell;
+  while (a.level > std::max(0, readers.min)) {  // readers are no coarser than readers.min
+    a = irregular::detail::parent_of<C::dim, C::arity>(a);
+    if (!faces(a, side)) break;
+    if (a.level > readers.max) continue;
+    const auto n = static_cast<std::int64_t>(irregular::detail::axis_cells<C>(a.level));
+    for (const auto& o : S::inverse_offsets) {
+      bool touches = true;  // along each axis the reader overlaps a, or lies beside the leaf's face
+      for (std::size_t d = 0; d < static_cast<std::size_t>(C::dim) && touches; ++d) {
+        std::int64_t k = o[d];
+        if (periodic[d]) k = ((k % n) + n) % n;
+        const bool up = k == 1, down = k == -1 || (periodic[d] && k == n - 1);
+        touches = k == 0 || (up && (side[d] & 2)) || (down && (side[d] & 1));
+      }
+      if (!touches) continue;
+      const std::array<std::array<int, C::dim>, 1> one{o};
+      detail::for_each_shift<C>(a, one, periodic, [&](const Cell<C::dim>& nb) {
+        irregular::detail::for_each_remote_holder(map, nb, me, true,
+                                                  [&](int r) { ranks.push_back(r); });
+      });
+    }
+  }
+}
+
 }  // namespace detail
 
 struct FaultPrevention {
@@ -79,7 +121,8 @@ struct FaultPrevention {
     // A cell a coarser reader would be: a leaf, so whole on one rank.
     auto coarse_readers = [&](const Cell<C::dim>& cell, std::vector<int>& out) {
       detail::for_each_shift<C>(cell, S::inverse_offsets, in.periodic, [&](const Cell<C::dim>& nb) {
-        irregular::detail::for_each_remote_holder(map, nb, me, true, [&](int r) { out.push_back(r); });
+        irregular::detail::for_each_remote_holder(map, nb, me, true,
+                                                  [&](int r) { out.push_back(r); });
       });
     };
     // Readers coarser than a private root are the same for every leaf in it: found once per root.
@@ -96,48 +139,18 @@ struct FaultPrevention {
         // Same-level readers sit only where the cell is a leaf; finer ones anywhere in it.
         auto holders = [&](bool whole_only) {
           return [&, whole_only](const Cell<C::dim>& nb) {
-            irregular::detail::for_each_remote_holder(map, nb, me, whole_only, [&](int r) { ranks.push_back(r); });
+            irregular::detail::for_each_remote_holder(map, nb, me, whole_only,
+                                                      [&](int r) { ranks.push_back(r); });
           };
         };
         if (S::same_level && readers.contains(level))
           detail::for_each_shift<C>(cell, S::inverse_offsets, in.periodic, holders(true));
-        if (S::coarser && readers.max > level) detail::for_each_shift<C>(cell, hull, in.periodic, holders(false));
+        if (S::coarser && readers.max > level)
+          detail::for_each_shift<C>(cell, hull, in.periodic, holders(false));
       }
       if (S::finer && readers.min < level) {
         if (in.options.contact != Contact::stencil) {
-          // A coarser reader beside ancestor a touches the leaf only if the leaf lies on a's
-          // face toward it; a leaf off every face of a is off every face of a's ancestors too.
-          const auto faces = [&](const Cell<C::dim>& a, std::array<int, C::dim>& side) {
-            const coord_t s = irregular::detail::axis_cells<C>(cell.level - a.level);
-            bool any = false;
-            for (std::size_t d = 0; d < static_cast<std::size_t>(C::dim); ++d) {
-              side[d] = (cell.anchor[d] == a.anchor[d] * s ? 1 : 0) | (cell.anchor[d] + 1 == (a.anchor[d] + 1) * s ? 2 : 0);
-              any = any || side[d] != 0;
-            }
-            return any;
-          };
-          std::array<int, C::dim> side{};
-          auto a = cell;
-          while (a.level > std::max(0, readers.min)) {  // readers are no coarser than readers.min
-            a = irregular::detail::parent_of<C::dim, C::arity>(a);
-            if (!faces(a, side)) break;
-            if (a.level > readers.max) continue;
-            const auto n = static_cast<std::int64_t>(irregular::detail::axis_cells<C>(a.level));
-            for (const auto& o : S::inverse_offsets) {
-              bool touches = true;  // along each axis the reader overlaps a, or lies beside the leaf's face
-              for (std::size_t d = 0; d < static_cast<std::size_t>(C::dim) && touches; ++d) {
-                std::int64_t k = o[d];
-                if (in.periodic[d]) k = ((k % n) + n) % n;
-                const bool up = k == 1, down = k == -1 || (in.periodic[d] && k == n - 1);
-                touches = k == 0 || (up && (side[d] & 2)) || (down && (side[d] & 1));
-              }
-              if (!touches) continue;
-              const std::array<std::array<int, C::dim>, 1> one{o};
-              detail::for_each_shift<C>(a, one, in.periodic, [&](const Cell<C::dim>& nb) {
-                irregular::detail::for_each_remote_holder(map, nb, me, true, [&](int r) { ranks.push_back(r); });
-              });
-            }
-          }
+          detail::touching_coarse_readers<S, C>(cell, readers, in.periodic, map, me, ranks);
         } else {
           int floor = 0;  // levels below this are the root's ancestors
           if (boundary.known()) {
@@ -166,7 +179,8 @@ struct FaultPrevention {
       for (int r : ranks) sends[static_cast<std::size_t>(r)].push_back(i);
     }
     irregular::detail::Shipment<C> ship(in.payload);
-    return irregular::detail::finish<C, S>(in, sends, ship, &GhostStats::prevention, GhostStats{}, t0, &boundary);
+    return irregular::detail::finish<C, S>(in, sends, ship, &GhostStats::prevention, GhostStats{},
+                                           t0, &boundary);
   }
 };
 

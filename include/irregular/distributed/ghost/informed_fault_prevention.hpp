@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <climits>
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -31,7 +31,8 @@ struct Told {
   I start_;
   std::uint8_t level_, create_;
   Told() = default;
-  Told(I s, int level, bool create) : start_(s), level_(static_cast<std::uint8_t>(level)), create_(create) {}
+  Told(I s, int level, bool create)
+      : start_(s), level_(static_cast<std::uint8_t>(level)), create_(create) {}
   [[nodiscard]] I start() const noexcept { return start_; }
   [[nodiscard]] int level() const noexcept { return level_; }
   [[nodiscard]] bool create() const noexcept { return create_ != 0; }
@@ -42,7 +43,8 @@ struct Told<C, true> {
   std::uint64_t v;
   Told() = default;
   Told(std::uint64_t s, int level, bool create)
-      : v((2 * s + static_cast<std::uint64_t>(irregular::detail::span_at<C>(level))) | (create ? flag : 0)) {}
+      : v((2 * s + static_cast<std::uint64_t>(irregular::detail::span_at<C>(level))) |
+          (create ? flag : 0)) {}
   [[nodiscard]] int level() const noexcept {
     const int zeros = std::countr_zero(v & ~flag);  // = dim * (max_level - level)
     return C::max_level - zeros / C::dim;
@@ -65,30 +67,36 @@ struct InformedFaultPrevention {
   /// the extension phase and records; nothing travels when the cache serves already.
   /// Collective over comm.
   template <Stencil S, SpaceFillingCurve C, OwnershipMap M>
-  static GhostStats extend(const boost::mpi::communicator& comm, std::span<const ExtensionTree<C>> trees, const M& map,
-                           Periodicity<C::dim> periodic, std::uint64_t generation, ExtensionCache<C>& cache, int tag,
-                           const mpi::MergeOptions& merge = {}) {
+  static GhostStats extend(const boost::mpi::communicator& comm,
+                           std::span<const ExtensionTree<C>> trees, const M& map,
+                           Periodicity<C::dim> periodic, std::uint64_t generation,
+                           ExtensionCache<C>& cache, int tag, const mpi::MergeOptions& merge = {}) {
     using Key = irregular::detail::HnodeKey<typename C::index_type>;
     using Told = detail::Told<C>;
     GhostStats stats;
     LevelRange hull{INT_MAX, 0};  // the levels this extension speaks for
-    for (const auto& t : trees) hull = {std::min(hull.min, t.readers.min), std::max(hull.max, t.readers.max)};
+    for (const auto& t : trees)
+      hull = {std::min(hull.min, t.readers.min), std::max(hull.max, t.readers.max)};
     if (trees.empty() || cache.template serves<S>(generation, hull)) return stats;
     // Each boundary reader goes to the ranks that may hold what it reads.
     const int me = comm.rank(), p = comm.size();
     std::vector<std::vector<Key>> wanted(static_cast<std::size_t>(p));
     std::vector<int> ranks;
     for (const auto& t : trees) {
-      const irregular::detail::Boundary<C> boundary(map, me, t.leaves, irregular::detail::reach<S>());
+      const irregular::detail::Boundary<C> boundary(map, me, t.leaves,
+                                                    irregular::detail::reach<S>());
       for (std::size_t i : boundary.leaves()) {
         if (!t.readers.contains(t.leaves.levels()[i])) continue;
         ranks.clear();
         stencil_cells<C, S>(t.leaves.cell(i), periodic, [&](const Cell<C::dim>& nb) {
-          irregular::detail::for_each_remote_holder(map, nb, me, false, [&](int r) { ranks.push_back(r); });
+          irregular::detail::for_each_remote_holder(map, nb, me, false,
+                                                    [&](int r) { ranks.push_back(r); });
         });
         std::sort(ranks.begin(), ranks.end());
         ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-        for (int r : ranks) wanted[static_cast<std::size_t>(r)].push_back({t.leaves.levels()[i], t.leaves.starts()[i]});
+        for (int r : ranks)
+          wanted[static_cast<std::size_t>(r)].push_back(
+              {t.leaves.levels()[i], t.leaves.starts()[i]});
       }
     }
     mpi::MergedExchange<Told> ex(comm, tag, merge);
@@ -97,15 +105,18 @@ struct InformedFaultPrevention {
       for (const Told& t : got) {
         const Key k{t.level(), t.start()};
         const auto it = std::lower_bound(h.begin(), h.end(), k);
-        if (t.create()) h.insert(it, k);
-        else if (it != h.end() && *it == k) h.erase(it);
+        if (t.create())
+          h.insert(it, k);
+        else if (it != h.end() && *it == k)
+          h.erase(it);
       }
     };
     // Only the difference to what each partner already knows of these levels travels (keys sort
     // by level first, so those of the hull are one run).
     auto in_hull = [&](const std::vector<Key>& v) {
       const auto lo = std::lower_bound(v.begin(), v.end(), Key{hull.min, 0});
-      const auto hi = std::partition_point(lo, v.end(), [&](const Key& k) { return k.level <= hull.max; });
+      const auto hi =
+          std::partition_point(lo, v.end(), [&](const Key& k) { return k.level <= hull.max; });
       return std::pair{lo - v.begin(), hi - v.begin()};
     };
     static const std::vector<Key> none;
@@ -156,8 +167,9 @@ struct InformedFaultPrevention {
     const LevelRange readers = in.options.readers;
     // 1. Extension, unless the cache knows these readers under a stencil covering S.
     const ExtensionTree<C> tree{leaves, readers};
-    GhostStats stats = extend<S>(in.comm, std::span<const ExtensionTree<C>>(&tree, 1), in.map, in.periodic,
-                                 in.generation, in.extension, in.tag, in.options.merge);
+    GhostStats stats =
+        extend<S>(in.comm, std::span<const ExtensionTree<C>>(&tree, 1), in.map, in.periodic,
+                  in.generation, in.extension, in.tag, in.options.merge);
     // 2. Prevention: exactly the own leaves each known reader reads.
     std::vector<std::vector<std::size_t>> sends(static_cast<std::size_t>(p));
     std::vector<std::size_t> ids;
@@ -165,8 +177,9 @@ struct InformedFaultPrevention {
       auto& s = sends[static_cast<std::size_t>(src)];
       for (const auto& k : heard) {
         if (!readers.contains(k.level)) continue;  // told for another collection
-        irregular::detail::read_by<C, S>(leaves.starts(), leaves.levels(), irregular::detail::cell_at<C>(k.start, k.level),
-                                    in.periodic, in.options.contact, in.options.levels, ids);
+        irregular::detail::read_by<C, S>(leaves.starts(), leaves.levels(),
+                                         irregular::detail::cell_at<C>(k.start, k.level),
+                                         in.periodic, in.options.contact, in.options.levels, ids);
         s.insert(s.end(), ids.begin(), ids.end());
       }
     }

@@ -3,8 +3,6 @@
 // (accumulate). baiardi-collecting-remote-data §3: what every collection strategy produces.
 #pragma once
 
-#include <irregular/tree/linear_leaves.hpp>
-
 #include <irregular/core/assert.hpp>
 #include <irregular/core/cell.hpp>
 #include <irregular/core/concepts.hpp>
@@ -12,14 +10,14 @@
 #include <irregular/core/index.hpp>
 #include <irregular/curve/interval.hpp>
 #include <irregular/distributed/ghost/detail/serialized_values.hpp>
+#include <irregular/mpi/operations.hpp>
 #include <irregular/mpi/transport.hpp>
 #include <irregular/tree/detail/curve_math.hpp>
+#include <irregular/tree/linear_leaves.hpp>
 
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/nonblocking.hpp>
 #include <boost/serialization/vector.hpp>
-
-#include <mpi.h>
 
 #include <algorithm>
 #include <chrono>
@@ -39,7 +37,9 @@ namespace irregular {
 struct LevelRange {
   int min = 0;
   int max = INT_MAX;
-  [[nodiscard]] constexpr bool contains(int level) const noexcept { return level >= min && level <= max; }
+  [[nodiscard]] constexpr bool contains(int level) const noexcept {
+    return level >= min && level <= max;
+  }
   [[nodiscard]] static constexpr LevelRange all() noexcept { return {}; }
   [[nodiscard]] static constexpr LevelRange only(int level) noexcept { return {level, level}; }
   friend constexpr bool operator==(const LevelRange&, const LevelRange&) = default;
@@ -64,7 +64,8 @@ struct GhostStats {
   GhostPhase prevention;  ///< fault prevention: leaves sent unasked
   GhostPhase request;     ///< request/answer: the requests
   GhostPhase answer;      ///< request/answer: the answers
-  GhostPhase values;      ///< the first fill of the ghost values, when they do not ride with the records
+  GhostPhase
+      values;  ///< the first fill of the ghost values, when they do not ride with the records
   std::uint64_t extension_records = 0;  ///< boundary-leaf creations and invalidations sent
   std::uint64_t leaves_sent = 0;        ///< ghost leaves this rank sent to others
   std::uint64_t leaves_useless = 0;     ///< ghosts this rank received that no local leaf reads
@@ -82,12 +83,13 @@ struct GhostStats {
 
 /// Sum over the ranks (seconds: the slowest rank), on every rank. Collective over comm.
 inline GhostStats all_reduce_sum(const boost::mpi::communicator& comm, const GhostStats& s) {
-  std::uint64_t v[13] = {s.extension.messages, s.extension.bytes, s.prevention.messages, s.prevention.bytes,
-                         s.request.messages,   s.request.bytes,   s.answer.messages,     s.answer.bytes,
-                         s.values.messages,    s.values.bytes,    s.extension_records,   s.leaves_sent,
+  std::uint64_t v[13] = {s.extension.messages, s.extension.bytes,   s.prevention.messages,
+                         s.prevention.bytes,   s.request.messages,  s.request.bytes,
+                         s.answer.messages,    s.answer.bytes,      s.values.messages,
+                         s.values.bytes,       s.extension_records, s.leaves_sent,
                          s.leaves_useless};
   std::uint64_t g[13];
-  MPI_Allreduce(v, g, 13, MPI_UINT64_T, MPI_SUM, comm);
+  mpi::all_reduce_sum(comm, std::span<const std::uint64_t>(v), std::span<std::uint64_t>(g));
   GhostStats r;
   r.extension = {g[0], g[1]};
   r.prevention = {g[2], g[3]};
@@ -97,7 +99,7 @@ inline GhostStats all_reduce_sum(const boost::mpi::communicator& comm, const Gho
   r.extension_records = g[10];
   r.leaves_sent = g[11];
   r.leaves_useless = g[12];
-  MPI_Allreduce(&s.seconds, &r.seconds, 1, MPI_DOUBLE, MPI_MAX, comm);
+  r.seconds = mpi::all_reduce_max(comm, s.seconds);
   return r;
 }
 
@@ -120,7 +122,9 @@ class GhostLayer : public LinearLeaves<C> {
         : start(s), count_level(count | (static_cast<std::uint64_t>(level) << 56)) {
       IRREGULAR_ASSERT(count < (std::uint64_t{1} << 56));
     }
-    [[nodiscard]] std::uint64_t count() const noexcept { return count_level & ((std::uint64_t{1} << 56) - 1); }
+    [[nodiscard]] std::uint64_t count() const noexcept {
+      return count_level & ((std::uint64_t{1} << 56) - 1);
+    }
     [[nodiscard]] int level() const noexcept { return static_cast<int>(count_level >> 56); }
   };
 
@@ -139,20 +143,23 @@ class GhostLayer : public LinearLeaves<C> {
   /// Partners this rank sends to, and the local leaves each gets (ascending).
   [[nodiscard]] std::span<const int> send_ranks() const noexcept { return send_ranks_; }
   [[nodiscard]] std::span<const std::size_t> send_leaves(std::size_t k) const noexcept {
-    return std::span<const std::size_t>(send_leaves_).subspan(send_offsets_[k], send_offsets_[k + 1] - send_offsets_[k]);
+    return std::span<const std::size_t>(send_leaves_)
+        .subspan(send_offsets_[k], send_offsets_[k + 1] - send_offsets_[k]);
   }
   /// Owners this rank receives from, and the ghosts each fills, in the owner's send order.
   [[nodiscard]] std::span<const int> recv_ranks() const noexcept { return recv_ranks_; }
   [[nodiscard]] std::span<const std::size_t> recv_ghosts(std::size_t k) const noexcept {
-    return std::span<const std::size_t>(recv_ghosts_).subspan(recv_offsets_[k], recv_offsets_[k + 1] - recv_offsets_[k]);
+    return std::span<const std::size_t>(recv_ghosts_)
+        .subspan(recv_offsets_[k], recv_offsets_[k + 1] - recv_offsets_[k]);
   }
 
   /// Assembles a layer from what a collection decided: `sends[r]` the local leaves for rank r
   /// (any order, duplicates allowed), and the records received from each source (sources
   /// ascending, records of one source in the order that source's send list has, i.e. by start).
-  static GhostLayer assemble(int me, std::vector<std::vector<std::size_t>>& sends, std::span<const int> sources,
-                             std::span<const std::size_t> source_offsets, std::span<const Record> records,
-                             std::uint64_t generation) {
+  static GhostLayer assemble(int me, std::vector<std::vector<std::size_t>>& sends,
+                             std::span<const int> sources,
+                             std::span<const std::size_t> source_offsets,
+                             std::span<const Record> records, std::uint64_t generation) {
     GhostLayer g;
     g.collected_ = true;
     g.generation_ = generation;
@@ -168,14 +175,18 @@ class GhostLayer : public LinearLeaves<C> {
     // Ghosts in curve order; each source's records keep their arrival order in the schedule.
     std::vector<std::size_t> order(records.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return records[a].start < records[b].start; });
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return records[a].start < records[b].start; });
     std::vector<std::size_t> ghost_of(records.size());
     std::vector<int> owner_of_record(records.size());
     for (std::size_t k = 0; k < sources.size(); ++k)
-      for (std::size_t i = source_offsets[k]; i < source_offsets[k + 1]; ++i) owner_of_record[i] = sources[k];
+      for (std::size_t i = source_offsets[k]; i < source_offsets[k + 1]; ++i)
+        owner_of_record[i] = sources[k];
     for (std::size_t i = 0; i < order.size(); ++i) {
       const Record& r = records[order[i]];
-      IRREGULAR_ASSERT(i == 0 || records[order[i - 1]].start + detail::span_at<C>(records[order[i - 1]].level()) <= r.start);
+      IRREGULAR_ASSERT(i == 0 || records[order[i - 1]].start +
+                                         detail::span_at<C>(records[order[i - 1]].level()) <=
+                                     r.start);
       ghost_of[order[i]] = i;
       g.push_back(r.start, r.level());
       g.counts_.push_back(r.count());
@@ -184,11 +195,14 @@ class GhostLayer : public LinearLeaves<C> {
     for (std::size_t k = 0; k < sources.size(); ++k) {
       if (source_offsets[k] == source_offsets[k + 1]) continue;
       g.recv_ranks_.push_back(sources[k]);
-      for (std::size_t i = source_offsets[k]; i < source_offsets[k + 1]; ++i) g.recv_ghosts_.push_back(ghost_of[i]);
+      for (std::size_t i = source_offsets[k]; i < source_offsets[k + 1]; ++i)
+        g.recv_ghosts_.push_back(ghost_of[i]);
       g.recv_offsets_.push_back(g.recv_ghosts_.size());
     }
-    for (std::size_t k = 0; k < g.send_ranks_.size(); ++k) g.send_runs_.push_back(consecutive(g.send_leaves(k)));
-    for (std::size_t k = 0; k < g.recv_ranks_.size(); ++k) g.recv_runs_.push_back(consecutive(g.recv_ghosts(k)));
+    for (std::size_t k = 0; k < g.send_ranks_.size(); ++k)
+      g.send_runs_.push_back(consecutive(g.send_leaves(k)));
+    for (std::size_t k = 0; k < g.recv_ranks_.size(); ++k)
+      g.recv_runs_.push_back(consecutive(g.recv_ghosts(k)));
     return g;
   }
 
@@ -207,8 +221,9 @@ class GhostLayer : public LinearLeaves<C> {
                       std::span<const std::size_t> local_offsets, std::span<T> ghost,
                       std::span<const std::size_t> ghost_offsets,
                       const char* who = "irregular::GhostLayer::exchange") const {
-    return transfer<T>(comm, tag, Direction::forward, local, local_offsets, ghost, ghost_offsets,
-                       [](T&, const T&) {}, who);
+    return transfer<T>(
+        comm, tag, Direction::forward, local, local_offsets, ghost, ghost_offsets,
+        [](T&, const T&) {}, who);
   }
 
   /// The reverse: each ghost's values go back to its owner, which combines them into its own
@@ -222,19 +237,21 @@ class GhostLayer : public LinearLeaves<C> {
                         std::span<const std::size_t> local_offsets, std::span<const T> ghost,
                         std::span<const std::size_t> ghost_offsets, Op&& op,
                         const char* who = "irregular::GhostLayer::accumulate") const {
-    return transfer<T>(comm, tag, Direction::reverse, std::span<const T>(ghost), ghost_offsets, local, local_offsets,
-                       op, who);
+    return transfer<T>(comm, tag, Direction::reverse, std::span<const T>(ghost), ghost_offsets,
+                       local, local_offsets, op, who);
   }
 
  private:
   enum class Direction { forward, reverse };
 
   // Values of a list of leaves: O(1) for a consecutive run (most partners under segment maps).
-  static std::size_t volume(std::span<const std::size_t> ids, std::span<const std::size_t> offsets, bool run) {
+  static std::size_t volume(std::span<const std::size_t> ids, std::span<const std::size_t> offsets,
+                            bool run) {
     if (ids.empty()) return 0;
     return run ? offsets[ids.back() + 1] - offsets[ids.front()] : volume(ids, offsets);
   }
-  static std::size_t volume(std::span<const std::size_t> ids, std::span<const std::size_t> offsets) {
+  static std::size_t volume(std::span<const std::size_t> ids,
+                            std::span<const std::size_t> offsets) {
     std::size_t n = 0;
     for (std::size_t id : ids) n += offsets[id + 1] - offsets[id];
     return n;
@@ -249,9 +266,9 @@ class GhostLayer : public LinearLeaves<C> {
   // Forward: senders are the owners (send lists over local leaves), receivers fill ghosts.
   // Reverse: senders are the ghost holders (recv lists over ghosts), receivers combine.
   template <class T, class Combine>
-  GhostPhase transfer(const boost::mpi::communicator& comm, int tag, Direction dir, std::span<const T> from,
-                      std::span<const std::size_t> from_offsets, std::span<T> to,
-                      std::span<const std::size_t> to_offsets, Combine&& combine,
+  GhostPhase transfer(const boost::mpi::communicator& comm, int tag, Direction dir,
+                      std::span<const T> from, std::span<const std::size_t> from_offsets,
+                      std::span<T> to, std::span<const std::size_t> to_offsets, Combine&& combine,
                       [[maybe_unused]] const char* who) const {
     const bool fwd = dir == Direction::forward;
     const auto& out_ranks = fwd ? send_ranks_ : recv_ranks_;
@@ -265,27 +282,27 @@ class GhostLayer : public LinearLeaves<C> {
     if constexpr (mpi::is_raw_transportable<T>) {
       // Raw bytes through buffers kept between calls: a steady exchange allocates nothing.
       constexpr std::size_t w = sizeof(T);
-      requests_.clear();
       recv_at_.assign(in_ranks.size(), SIZE_MAX);
       std::size_t staged = 0;
       for (std::size_t k = 0; k < in_ranks.size(); ++k)
-        if (!(fwd && in_run(k))) recv_at_[k] = staged, staged += volume(in_ids(k), to_offsets, in_run(k)) * w;
+        if (!(fwd && in_run(k)))
+          recv_at_[k] = staged, staged += volume(in_ids(k), to_offsets, in_run(k)) * w;
       if (recv_bytes_.size() < staged) recv_bytes_.resize(staged);
       // Receives first: in place when the run is contiguous and nothing is combined.
       for (std::size_t k = 0; k < in_ranks.size(); ++k) {
         const auto ids = in_ids(k);
         const std::size_t n = volume(ids, to_offsets, in_run(k)) * w;
         if (n == 0) continue;
-        IRREGULAR_ASSERT(n <= static_cast<std::size_t>(INT_MAX));
-        void* dst = recv_at_[k] == SIZE_MAX ? static_cast<void*>(to.data() + to_offsets[ids.front()])
-                                            : static_cast<void*>(recv_bytes_.data() + recv_at_[k]);
-        requests_.emplace_back();
-        MPI_Irecv(dst, static_cast<int>(n), MPI_BYTE, in_ranks[k], tag, comm, &requests_.back());
+        void* dst = recv_at_[k] == SIZE_MAX
+                        ? static_cast<void*>(to.data() + to_offsets[ids.front()])
+                        : static_cast<void*>(recv_bytes_.data() + recv_at_[k]);
+        requests_.receive(comm, dst, n, in_ranks[k], tag);
       }
       std::size_t packing = 0;
       for (std::size_t k = 0; k < out_ranks.size(); ++k)
         if (!out_run(k)) packing += volume(out_ids(k), from_offsets) * w;
-      if (send_bytes_.size() < packing) send_bytes_.resize(packing);  // sized before any send is posted
+      if (send_bytes_.size() < packing)
+        send_bytes_.resize(packing);  // sized before any send is posted
       std::size_t at = 0;
       for (std::size_t k = 0; k < out_ranks.size(); ++k) {
         const auto ids = out_ids(k);
@@ -302,12 +319,11 @@ class GhostLayer : public LinearLeaves<C> {
             at += run;
           }
         }
-        requests_.emplace_back();
-        MPI_Isend(src, static_cast<int>(n), MPI_BYTE, out_ranks[k], tag, comm, &requests_.back());
+        requests_.send(comm, src, n, out_ranks[k], tag);
         sent.messages += 1;
         sent.bytes += n;
       }
-      MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+      requests_.wait_all();
       // Staged values go to their slots: copied (forward) or combined into the owner's (reverse).
       for (std::size_t k = 0; k < in_ranks.size(); ++k) {
         if (recv_at_[k] == SIZE_MAX) continue;
@@ -336,7 +352,7 @@ class GhostLayer : public LinearLeaves<C> {
   }
 
   // Scratch of the raw exchange, kept between calls.
-  mutable std::vector<MPI_Request> requests_;
+  mutable mpi::RequestSet requests_;
   mutable std::vector<std::byte> send_bytes_, recv_bytes_;
   mutable std::vector<std::size_t> recv_at_;
 

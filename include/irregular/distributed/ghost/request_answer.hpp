@@ -22,7 +22,8 @@ struct Request {
   I start, end;
   std::uint8_t level;
   friend bool operator<(const Request& a, const Request& b) {
-    return a.start != b.start ? a.start < b.start : (a.end != b.end ? a.end < b.end : a.level < b.level);
+    return a.start != b.start ? a.start < b.start
+                              : (a.end != b.end ? a.end < b.end : a.level < b.level);
   }
   friend bool operator==(const Request&, const Request&) = default;
 };
@@ -36,7 +37,8 @@ struct RequestAnswer {
   /// travel, until it returns false (excess parallelism: the caller computes leaves that need
   /// nothing remote meanwhile).
   template <Stencil S, SpaceFillingCurve C, OwnershipMap M, class Work = bool (*)()>
-  GhostLayer<C> collect(const CollectionInput<C, M>& in, Work&& work = [] { return false; }) const {
+  GhostLayer<C> collect(
+      const CollectionInput<C, M>& in, Work&& work = [] { return false; }) const {
     using I = typename C::index_type;
     using Record = typename GhostLayer<C>::Record;
     using Request = detail::Request<I>;
@@ -47,28 +49,32 @@ struct RequestAnswer {
     const auto& leaves = in.leaves;
     GhostStats stats;
     std::vector<std::vector<Request>> asks(static_cast<std::size_t>(p));
-    const irregular::detail::Boundary<C> boundary(in.map, me, leaves, irregular::detail::reach<S>());
+    const irregular::detail::Boundary<C> boundary(in.map, me, leaves,
+                                                  irregular::detail::reach<S>());
     for (std::size_t i : boundary.leaves()) {
       if (!in.options.readers.contains(leaves.levels()[i])) continue;
       const auto cell = leaves.cell(i);
       const auto level = all_levels ? any_level : static_cast<std::uint8_t>(cell.level);
-      uncovered_stencil_intervals<C, S>(leaves.starts(), leaves.levels(), cell, in.periodic,
-                                        [&](IndexInterval<I> iv) {
-        for_each_holder(in.map, iv, [&](int r, IndexInterval<I> part) {
-          if (r != me && part.start < part.end) asks[static_cast<std::size_t>(r)].push_back({part.start, part.end, level});
-        });
-      });
+      uncovered_stencil_intervals<C, S>(
+          leaves.starts(), leaves.levels(), cell, in.periodic, [&](IndexInterval<I> iv) {
+            for_each_holder(in.map, iv, [&](int r, IndexInterval<I> part) {
+              if (r != me && part.start < part.end)
+                asks[static_cast<std::size_t>(r)].push_back({part.start, part.end, level});
+            });
+          });
     }
     mpi::MergedExchange<Request> requests(in.comm, in.tag, in.options.merge);
     mpi::MergedExchange<Record> answers(in.comm, in.tag + 1, in.options.merge);
     std::vector<std::vector<std::size_t>> sends(static_cast<std::size_t>(p));
-    irregular::detail::Shipment<C> ship(in.payload);  // the answers carry the values when there is a payload
+    irregular::detail::Shipment<C> ship(
+        in.payload);  // the answers carry the values when there is a payload
     std::vector<std::size_t> ids;
     std::vector<Record> block;
     auto answer = [&](int src, std::span<const Request> got) {
       ids.clear();
       for (const Request& q : got) {
-        const auto [f, l] = irregular::detail::leaves_meeting_sparse<C>(leaves.starts(), leaves.levels(), {q.start, q.end});
+        const auto [f, l] = irregular::detail::leaves_meeting_sparse<C>(
+            leaves.starts(), leaves.levels(), {q.start, q.end});
         for (std::size_t j = f; j < l; ++j) {
           const int lv = leaves.levels()[j];
           if (!in.options.levels.contains(lv)) continue;

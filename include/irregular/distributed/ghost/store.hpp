@@ -7,9 +7,9 @@
 #include <irregular/core/error.hpp>
 #include <irregular/distributed/ghost/collection.hpp>
 #include <irregular/distributed/ghost/layer.hpp>
+#include <irregular/distributed/ghost/request_answer.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
 #include <irregular/distributed/maps/ownership_map.hpp>
-#include <irregular/distributed/ghost/request_answer.hpp>
 #include <irregular/mpi/collective_error.hpp>
 #include <irregular/mpi/transport.hpp>
 #include <irregular/tree/neighbours.hpp>
@@ -65,7 +65,8 @@ class GhostStore {
   /// range, or when a value's serialize() throws on any rank; then the previous layer and its
   /// ghost copies stay. Collective over tree.comm.
   template <Stencil S, class G, OwnershipMap M>
-  const GhostStats& collect(const Tree<M>& tree, const GhostOptions& opt, const G& strategy, LeafPayload<T> local) {
+  const GhostStats& collect(const Tree<M>& tree, const GhostOptions& opt, const G& strategy,
+                            LeafPayload<T> local) {
     check_options(tree, opt);
     const auto raw = raw_payload<G>(local);
     // The new layer and its values are built aside and replace the old ones only once filled.
@@ -83,7 +84,8 @@ class GhostStore {
   /// nothing remote under S while requests and answers travel, the others once the ghosts are
   /// filled. Collective over tree.comm.
   template <Stencil S, OwnershipMap M, class Run>
-  const GhostStats& sweep(const Tree<M>& tree, const GhostOptions& opt, LeafPayload<T> local, Run&& run) {
+  const GhostStats& sweep(const Tree<M>& tree, const GhostOptions& opt, LeafPayload<T> local,
+                          Run&& run) {
     check_options(tree, opt);
     clear();
     const auto& leaves = tree.leaves;
@@ -94,8 +96,9 @@ class GhostStore {
         const std::size_t i = next++;
         bool remote = false;
         if (tree.comm.size() > 1)
-          uncovered_stencil_intervals<C, S>(leaves.starts(), leaves.levels(), leaves.cell(i), tree.periodic,
-                                            [&](IndexInterval<typename C::index_type>) { remote = true; });
+          uncovered_stencil_intervals<C, S>(
+              leaves.starts(), leaves.levels(), leaves.cell(i), tree.periodic,
+              [&](IndexInterval<typename C::index_type>) { remote = true; });
         if (remote) {
           deferred.push_back(i);
           continue;
@@ -133,7 +136,8 @@ class GhostStore {
   /// leaves) are restored when it, or a value's serialize(), throws on any rank; every rank then
   /// throws the same irregular::collective_error. Collective over tree.comm.
   template <OwnershipMap M, class Op>
-  GhostPhase accumulate(const Tree<M>& tree, std::span<T> local, std::span<const std::size_t> local_offsets, Op&& op) {
+  GhostPhase accumulate(const Tree<M>& tree, std::span<T> local,
+                        std::span<const std::size_t> local_offsets, Op&& op) {
     check_current(tree);
     std::vector<T> kept;
     auto for_each_scheduled = [&](auto&& f) {
@@ -150,8 +154,10 @@ class GhostStore {
     };
     try {
       // Serialized values agree inside the transfer, op included; raw ones only move bytes there.
-      if constexpr (mpi::is_raw_transportable<T>) mpi::agree(tree.comm, run);
-      else run();
+      if constexpr (mpi::is_raw_transportable<T>)
+        mpi::agree(tree.comm, run);
+      else
+        run();
     } catch (const collective_error&) {
       std::size_t at = 0;
       for_each_scheduled([&](T& v) { v = kept[at++]; });
@@ -162,12 +168,14 @@ class GhostStore {
 
   /// Local leaf ids and ghost ids that a leaf with `cell` reads under S and in `contact`.
   template <Stencil S>
-  void neighbours(const LocalLeaves<C>& leaves, const Cell<C::dim>& cell, Periodicity<C::dim> per, Contact contact,
-                  LeafNeighbours& out) const {
-    detail::read_by<C, S>(leaves.starts(), leaves.levels(), cell, per, contact, LevelRange::all(), out.local);
+  void neighbours(const LocalLeaves<C>& leaves, const Cell<C::dim>& cell, Periodicity<C::dim> per,
+                  Contact contact, LeafNeighbours& out) const {
+    detail::read_by<C, S>(leaves.starts(), leaves.levels(), cell, per, contact, LevelRange::all(),
+                          out.local);
     out.ghost.clear();
     if (layer_.size() > 0)
-      detail::read_by<C, S>(layer_.starts(), layer_.levels(), cell, per, contact, LevelRange::all(), out.ghost);
+      detail::read_by<C, S>(layer_.starts(), layer_.levels(), cell, per, contact, LevelRange::all(),
+                            out.ghost);
   }
 
   [[nodiscard]] const GhostLayer<C>& layer() const noexcept { return layer_; }
@@ -197,25 +205,35 @@ class GhostStore {
   template <class G>
   std::optional<RawPayload> raw_payload(LeafPayload<T> local) {
     if constexpr (mpi::is_raw_transportable<T> && requires { requires G::ships_values; })
-      return RawPayload{std::as_bytes(local.values), local.offsets, sizeof(T), PerLeaf, &ghost_bytes_};
+      return RawPayload{std::as_bytes(local.values), local.offsets, sizeof(T), PerLeaf,
+                        &ghost_bytes_};
     else
       return std::nullopt;
   }
   template <OwnershipMap M>
-  CollectionInput<C, M> input(const Tree<M>& tree, const GhostOptions& opt, const std::optional<RawPayload>& raw) {
-    return {tree.comm, tree.leaves, tree.map, tree.periodic, opt, tree.generation,
-            tree.extension ? *tree.extension : extension_, tree.tag, raw ? &*raw : nullptr};
+  CollectionInput<C, M> input(const Tree<M>& tree, const GhostOptions& opt,
+                              const std::optional<RawPayload>& raw) {
+    return {tree.comm,
+            tree.leaves,
+            tree.map,
+            tree.periodic,
+            opt,
+            tree.generation,
+            tree.extension ? *tree.extension : extension_,
+            tree.tag,
+            raw ? &*raw : nullptr};
   }
   template <OwnershipMap M>
   static void check_options(const Tree<M>& tree, const GhostOptions& opt) {
     mpi::agree(tree.comm, [&] {
       if (tree.generation == 0)
-        throw invalid_argument(std::string(tree.who) + ": the domain is not built; call build() first");
+        throw invalid_argument(std::string(tree.who) +
+                               ": the domain is not built; call build() first");
       for (const LevelRange& r : {opt.levels, opt.readers})
         if (r.min < 0 || r.min > r.max)
-          throw invalid_argument(std::string(tree.who) + ": level range [" + std::to_string(r.min) + ", " +
-                                 std::to_string(r.max) + "] on rank " + std::to_string(tree.comm.rank()) +
-                                 " is empty or negative");
+          throw invalid_argument(std::string(tree.who) + ": level range [" + std::to_string(r.min) +
+                                 ", " + std::to_string(r.max) + "] on rank " +
+                                 std::to_string(tree.comm.rank()) + " is empty or negative");
     });
   }
   // Whether a layer exists and its generation are the same on every rank (both change only in
@@ -223,11 +241,13 @@ class GhostStore {
   template <OwnershipMap M>
   void check_current(const Tree<M>& tree) const {
     if (!layer_.collected())
-      throw collective_error(std::string(tree.who) + ": no ghost layer; collect the ghosts first", 0);
-    if (layer_.generation() != tree.generation)
-      throw collective_error(std::string(tree.who) +
-                                 ": the tree or the map changed since the ghosts were collected; collect again",
+      throw collective_error(std::string(tree.who) + ": no ghost layer; collect the ghosts first",
                              0);
+    if (layer_.generation() != tree.generation)
+      throw collective_error(
+          std::string(tree.who) +
+              ": the tree or the map changed since the ghosts were collected; collect again",
+          0);
   }
   // The ghost copies of `layer` into values and offsets.
   template <OwnershipMap M>

@@ -3,8 +3,8 @@
 #pragma once
 
 #include <irregular/core/error.hpp>
-#include <irregular/distributed/ghost/fault_prevention.hpp>
 #include <irregular/distributed/ghost/collection.hpp>
+#include <irregular/distributed/ghost/fault_prevention.hpp>
 #include <irregular/distributed/ghost/informed_fault_prevention.hpp>
 #include <irregular/distributed/ghost/request_answer.hpp>
 
@@ -30,8 +30,9 @@ class ByName {
         set(k);
         return;
       }
-    throw invalid_argument("irregular::ghost::ByName: unknown strategy \"" + std::string(name) +
-                           "\"; known: RA (request/answer), FP (fault prevention), IFP (informed fault prevention)");
+    throw invalid_argument(
+        "irregular::ghost::ByName: unknown strategy \"" + std::string(name) +
+        "\"; known: RA (request/answer), FP (fault prevention), IFP (informed fault prevention)");
   }
   static constexpr bool ships_values = true;  ///< every alternative takes CollectionInput::payload
   [[nodiscard]] const char* name() const noexcept {
@@ -46,22 +47,28 @@ class ByName {
   /// (InformedFaultPrevention::extend); the other strategies have none and send nothing.
   /// Collective over comm.
   template <Stencil S, SpaceFillingCurve C, OwnershipMap M>
-  GhostStats extend(const boost::mpi::communicator& comm, std::span<const ExtensionTree<C>> trees, const M& map,
-                    Periodicity<C::dim> periodic, std::uint64_t generation, ExtensionCache<C>& cache, int tag,
-                    const mpi::MergeOptions& merge = {}) const {
+  GhostStats extend(const boost::mpi::communicator& comm, std::span<const ExtensionTree<C>> trees,
+                    const M& map, Periodicity<C::dim> periodic, std::uint64_t generation,
+                    ExtensionCache<C>& cache, int tag, const mpi::MergeOptions& merge = {}) const {
     if (!std::holds_alternative<InformedFaultPrevention>(strategy_)) return {};
-    return InformedFaultPrevention::extend<S>(comm, trees, map, periodic, generation, cache, tag, merge);
+    return InformedFaultPrevention::extend<S>(comm, trees, map, periodic, generation, cache, tag,
+                                              merge);
   }
 
  private:
   using Variant = std::variant<InformedFaultPrevention, FaultPrevention, RequestAnswer>;
   static std::string_view long_name(std::size_t k) {
-    return k == 0 ? RequestAnswer::name() : k == 1 ? FaultPrevention::name() : InformedFaultPrevention::name();
+    return k == 0   ? RequestAnswer::name()
+           : k == 1 ? FaultPrevention::name()
+                    : InformedFaultPrevention::name();
   }
   void set(std::size_t k) {
-    if (k == 0) strategy_ = RequestAnswer{};
-    else if (k == 1) strategy_ = FaultPrevention{};
-    else strategy_ = InformedFaultPrevention{};
+    if (k == 0)
+      strategy_ = RequestAnswer{};
+    else if (k == 1)
+      strategy_ = FaultPrevention{};
+    else
+      strategy_ = InformedFaultPrevention{};
   }
   Variant strategy_{};
 };

@@ -11,6 +11,7 @@
 #include <irregular/distributed/maps/ownership_map.hpp>
 #include <irregular/mpi/counters.hpp>
 #include <irregular/mpi/detail/nbx.hpp>
+#include <irregular/mpi/operations.hpp>
 #include <irregular/mpi/sparse_exchange.hpp>
 #include <irregular/tree/balance.hpp>
 #include <irregular/tree/detail/curve_math.hpp>
@@ -18,8 +19,6 @@
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
-
-#include <mpi.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -38,16 +37,16 @@ namespace irregular {
 /// sparse exchange per level (the internal nodes made in other parts; nothing is gathered).
 /// Collective over comm; `tag` belongs to the caller.
 template <SpaceFillingCurve C, OwnershipMap M>
-  requires std::same_as<typename M::curve_type, C>
-LeafArrays<typename C::index_type> balance_distributed(const boost::mpi::communicator& comm, const M& map,
-                                                       std::span<const typename C::index_type> starts,
-                                                       std::span<const std::uint8_t> levels, BalanceKind kind,
-                                                       Periodicity<C::dim> per, int tag) {
+requires std::same_as<typename M::curve_type, C> LeafArrays<typename C::index_type>
+balance_distributed(const boost::mpi::communicator& comm, const M& map,
+                    std::span<const typename C::index_type> starts,
+                    std::span<const std::uint8_t> levels, BalanceKind kind, Periodicity<C::dim> per,
+                    int tag) {
   using I = typename C::index_type;
   const int me = comm.rank();
-  int mine = 0, deepest = 0;
+  int mine = 0;
   for (auto l : levels) mine = std::max(mine, static_cast<int>(l));
-  BOOST_MPI_CHECK_RESULT(MPI_Allreduce, (&mine, &deepest, 1, MPI_INT, MPI_MAX, MPI_Comm(comm)));
+  const int deepest = mpi::all_reduce_max(comm, mine);
   if (deepest < 2) return {{starts.begin(), starts.end()}, {levels.begin(), levels.end()}};
   const bool full = kind == BalanceKind::full;
 
@@ -57,8 +56,10 @@ LeafArrays<typename C::index_type> balance_distributed(const boost::mpi::communi
   IndexInterval<I> seg{0, 0};
   if constexpr (M::contiguous_segments) seg = map.segment(me);
   const auto here = [&](I s) {
-    if constexpr (M::contiguous_segments) return seg.contains(s);
-    else return map.owner(s) == me;
+    if constexpr (M::contiguous_segments)
+      return seg.contains(s);
+    else
+      return map.owner(s) == me;
   };
 
   std::vector<std::vector<I>> inner(static_cast<std::size_t>(deepest));
@@ -80,7 +81,7 @@ LeafArrays<typename C::index_type> balance_distributed(const boost::mpi::communi
     void finish(int, std::size_t total) { to->resize(base + total / sizeof(I)); }
   };
   mpi::ExchangeStats xs;
-  mpi::detail_exchange::check_tag(tag);
+  mpi::detail::check_tag(tag);
   for (int j = deepest - 1; j >= 1; --j) {
     auto& up = inner[static_cast<std::size_t>(j - 1)];
     const std::size_t from = up.size();
@@ -91,8 +92,10 @@ LeafArrays<typename C::index_type> balance_distributed(const boost::mpi::communi
     std::size_t keep = from;
     for (std::size_t k = from; k < up.size(); ++k) {
       const I s = up[k];
-      if (here(s)) up[keep++] = s;
-      else away.push_back({map.owner(s), s});
+      if (here(s))
+        up[keep++] = s;
+      else
+        away.push_back({map.owner(s), s});
     }
     up.resize(keep);
     std::sort(away.begin(), away.end());
@@ -104,27 +107,30 @@ LeafArrays<typename C::index_type> balance_distributed(const boost::mpi::communi
     dests.clear();
     for (std::size_t k = 0; k < away.size();) {  // one message per destination
       const std::size_t first = k;
-      for (; k < away.size() && away[k].first == away[first].first; ++k) out.push_back(away[k].second);
-      regions.push_back({reinterpret_cast<const char*>(out.data() + first), (k - first) * sizeof(I)});
+      for (; k < away.size() && away[k].first == away[first].first; ++k)
+        out.push_back(away[k].second);
+      regions.push_back(
+          {reinterpret_cast<const char*>(out.data() + first), (k - first) * sizeof(I)});
       dests.push_back(away[first].first);
     }
     for (std::size_t r = 0; r < regions.size(); ++r)
       sends.push_back({dests[r], std::span<const detail::ByteRegion>(regions).subspan(r, 1)});
     Sink sink{&up};
-    detail::nbx_exchange(MPI_Comm(comm), tag, std::span<const detail::OutgoingGather>(sends), sink, xs);
+    detail::nbx_exchange(comm, tag, std::span<const detail::OutgoingGather>(sends), sink, xs);
   }
   // Room to grow (virtual memory until used): the remap that usually follows a balance splices
   // the arrivals in place instead of moving every leaf array onto fresh pages.
   return detail::emit_leaves<C>(starts, levels, inner, 2 * starts.size());
 }
 
-namespace detail_balance {
+namespace detail {
 
 // Data of the new leaves inside old leaf (start, lv) of a refinement `b` from position j:
 // split(parent datum, child cell) repeated down the levels, in curve order.
 template <SpaceFillingCurve C, class Data, class Split>
-void split_down(const LeafArrays<typename C::index_type>& b, std::size_t& j, typename C::index_type start, int lv,
-                const Data& d, Split& split, std::vector<Data>& fresh) {
+void split_down(const LeafArrays<typename C::index_type>& b, std::size_t& j,
+                typename C::index_type start, int lv, const Data& d, Split& split,
+                std::vector<Data>& fresh) {
   const auto cs = detail::span_at<C>(lv + 1);
   for (int k = 0; k < detail::children_of<C>; ++k) {
     const auto s = start + static_cast<typename C::index_type>(k) * cs;
@@ -148,8 +154,9 @@ struct NewData {
   std::size_t split_count = 0;
 };
 template <SpaceFillingCurve C, class Data, class Split>
-NewData<Data> split_data(std::span<const typename C::index_type> starts, std::span<const std::uint8_t> levels,
-                         std::span<const Data> data, const LeafArrays<typename C::index_type>& b, Split& split) {
+NewData<Data> split_data(std::span<const typename C::index_type> starts,
+                         std::span<const std::uint8_t> levels, std::span<const Data> data,
+                         const LeafArrays<typename C::index_type>& b, Split& split) {
   NewData<Data> r;
   r.fresh.reserve(b.starts.size() - starts.size() + b.starts.size() / 64);
   for (std::size_t i = 0, j = 0; i < starts.size(); ++i) {
@@ -166,8 +173,9 @@ NewData<Data> split_data(std::span<const typename C::index_type> starts, std::sp
 /// The data of refinement `b`: kept leaves' data moved from `data`, new leaves' from `fresh`,
 /// into an array of data's type.
 template <SpaceFillingCurve C, class DataV>
-DataV assemble_data(std::span<const typename C::index_type> starts, std::span<const std::uint8_t> levels,
-                    DataV& data, const LeafArrays<typename C::index_type>& b,
+DataV assemble_data(std::span<const typename C::index_type> starts,
+                    std::span<const std::uint8_t> levels, DataV& data,
+                    const LeafArrays<typename C::index_type>& b,
                     std::vector<typename DataV::value_type>& fresh) {
   DataV out;
   out.reserve(b.starts.capacity());  // the leaf arrays' room to grow (a remap splices arrivals in)
@@ -183,6 +191,6 @@ DataV assemble_data(std::span<const typename C::index_type> starts, std::span<co
   return out;
 }
 
-}  // namespace detail_balance
+}  // namespace detail
 
 }  // namespace irregular

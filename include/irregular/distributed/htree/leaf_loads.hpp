@@ -5,10 +5,10 @@
 
 #include <irregular/core/assert.hpp>
 #include <irregular/core/concepts.hpp>
+#include <irregular/core/detail/open_around.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/distributed/htree/load_metric.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
-#include <irregular/core/detail/open_around.hpp>
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
@@ -43,7 +43,8 @@ class LeafLoads {
   /// irregular::invalid_argument naming the leaf and rank for a negative or non-finite load.
   /// Local: the metric may be user code, so callers agree on the outcome.
   template <class ElementsOf>
-  void estimate(const Metric& metric, const LocalLeaves<C>& leaves, ElementsOf&& elements_of, int rank) {
+  void estimate(const Metric& metric, const LocalLeaves<C>& leaves, ElementsOf&& elements_of,
+                int rank) {
     detail::reserve_headroom(loads_, leaves.size());
     loads_.resize(leaves.size());
     double total = 0;
@@ -64,10 +65,12 @@ class LeafLoads {
   /// Only for metrics whose loads are their estimates (not measured ones, see agree_unit).
   /// Throws as estimate(). Local.
   template <class ElementsOf>
-  void shift(const ShiftLayout& s, const Metric& metric, const LocalLeaves<C>& leaves, ElementsOf&& elements_of,
-             int rank) {
-    static_assert(!is_measured, "irregular::LeafLoads::shift: measured loads are not their estimates");
-    IRREGULAR_ASSERT(s.spliced && s.kept_first + s.kept <= loads_.size() && leaves.size() == s.low + s.kept + s.high);
+  void shift(const ShiftLayout& s, const Metric& metric, const LocalLeaves<C>& leaves,
+             ElementsOf&& elements_of, int rank) {
+    static_assert(!is_measured,
+                  "irregular::LeafLoads::shift: measured loads are not their estimates");
+    IRREGULAR_ASSERT(s.spliced && s.kept_first + s.kept <= loads_.size() &&
+                     leaves.size() == s.low + s.kept + s.high);
     const std::size_t kept_end = s.kept_first + s.kept;
     bool integral = integral_;
     double dropped = 0;  // exact when integral: integers below 2^53
@@ -102,13 +105,14 @@ class LeafLoads {
       for (std::size_t i = 0; i < leaves.size(); ++i)
         if (measured_[i] > 0) {
           mine[0] += measured_[i];
-          mine[1] += static_cast<double>(leaves.counts_[i]);
+          mine[1] += static_cast<double>(leaves.counts()[i]);
         }
       boost::mpi::all_reduce(comm, mine.data(), 3, all.data(), std::plus<double>());
       if (all[2] == 0) return;
       const double rate = all[1] > 0 ? all[0] / all[1] : 0;
       for (std::size_t i = 0; i < leaves.size(); ++i)
-        loads_[i] = measured_[i] > 0 ? measured_[i] : rate * static_cast<double>(leaves.counts_[i]);
+        loads_[i] =
+            measured_[i] > 0 ? measured_[i] : rate * static_cast<double>(leaves.counts()[i]);
       summarize();
     }
   }
@@ -128,13 +132,16 @@ class LeafLoads {
 
   /// After the tree adapted: seconds of the leaves that exist before and after (same start and
   /// level); new leaves start unmeasured.
-  void carry([[maybe_unused]] const LocalLeaves<C>& old, [[maybe_unused]] const LocalLeaves<C>& now) {
+  void carry([[maybe_unused]] const LocalLeaves<C>& old,
+             [[maybe_unused]] const LocalLeaves<C>& now) {
     if constexpr (is_measured) {
       std::vector<double> m(now.size(), 0.0);
       std::size_t j = 0;
       for (std::size_t i = 0; i < now.size(); ++i) {
-        while (j < old.size() && old.starts_[j] < now.starts_[i]) ++j;
-        if (j < old.size() && old.starts_[j] == now.starts_[i] && old.levels_[j] == now.levels_[i]) m[i] = measured_[j];
+        while (j < old.size() && old.starts()[j] < now.starts()[i]) ++j;
+        if (j < old.size() && old.starts()[j] == now.starts()[i] &&
+            old.levels()[j] == now.levels()[i])
+          m[i] = measured_[j];
       }
       measured_ = std::move(m);
     }
@@ -160,19 +167,19 @@ class LeafLoads {
   }
 
   template <class ElementsOf>
-  static double estimate_one(const Metric& metric, const LocalLeaves<C>& leaves, ElementsOf& elements_of,
-                             std::size_t i, int rank) {
+  static double estimate_one(const Metric& metric, const LocalLeaves<C>& leaves,
+                             ElementsOf& elements_of, std::size_t i, int rank) {
     double l;
     if constexpr (detail::PerElementMetric<Metric>) {
       l = 0;
       for (const auto& e : elements_of(i)) l += static_cast<double>(metric.weight(e));
     } else {
-      l = static_cast<double>(metric(leaves.cell(i), static_cast<std::size_t>(leaves.counts_[i])));
+      l = static_cast<double>(metric(leaves.cell(i), static_cast<std::size_t>(leaves.counts()[i])));
     }
     if (!(l >= 0) || !std::isfinite(l))
-      throw invalid_argument("irregular::IrregularDomain: the load metric gave " + std::to_string(l) +
-                             " for leaf " + std::to_string(i) + " on rank " + std::to_string(rank) +
-                             " (loads must be finite and >= 0)");
+      throw invalid_argument("irregular::IrregularDomain: the load metric gave " +
+                             std::to_string(l) + " for leaf " + std::to_string(i) + " on rank " +
+                             std::to_string(rank) + " (loads must be finite and >= 0)");
     return l;
   }
 
@@ -191,8 +198,8 @@ class LeafLoads {
   detail::SpliceVector<double> loads_;  // spliced in place by a remap
   std::vector<double> measured_;  ///< seconds per leaf (measured metrics only; empty otherwise)
   bool timed_ = false;
-  double total_ = 0;       ///< sum of loads_ in leaf order
-  bool integral_ = true;   ///< every load an integer and total_ < 2^53: total_ updates exactly
+  double total_ = 0;      ///< sum of loads_ in leaf order
+  bool integral_ = true;  ///< every load an integer and total_ < 2^53: total_ updates exactly
 };
 
 }  // namespace irregular

@@ -23,7 +23,9 @@ namespace load {
 /// (i) Every hnode costs the same (adaptive multigrid squares, baiardi-2001 §5.1).
 struct Constant {
   template <int D>
-  constexpr double operator()(const Cell<D>&, std::size_t) const noexcept { return 1.0; }
+  constexpr double operator()(const Cell<D>&, std::size_t) const noexcept {
+    return 1.0;
+  }
 };
 
 /// (ii) A static weight: the element count (particle codes whose cost grows with the elements).
@@ -44,7 +46,9 @@ struct Weighted {
   }
 };
 template <class F>
-Weighted<F> weighted(F f) { return Weighted<F>{std::move(f)}; }
+Weighted<F> weighted(F f) {
+  return Weighted<F>{std::move(f)};
+}
 
 /// (ii) A weight per element, as Zoltan's object weights: a leaf's load is the sum of
 /// `weight(element)` over its elements (non-negative, finite). The domain calls `weight`;
@@ -59,7 +63,9 @@ struct PerElement {
   }
 };
 template <class F>
-PerElement<F> per_element(F f) { return PerElement<F>{std::move(f)}; }
+PerElement<F> per_element(F f) {
+  return PerElement<F>{std::move(f)};
+}
 
 /// (iii) Measured: seconds spent on each leaf, accumulated by IrregularDomain::time_leaf();
 /// before the first measurement a leaf is estimated by its element count (scaled to seconds by
@@ -76,15 +82,20 @@ struct Measured {
 
 namespace detail {
 template <class M>
-concept MeasuredMetric = requires { requires M::measured; };
+concept MeasuredMetric = requires {
+  requires M::measured;
+};
 template <class M>
-concept PerElementMetric = requires { requires M::per_element; };
+concept PerElementMetric = requires {
+  requires M::per_element;
+};
 }  // namespace detail
 
 /// Adds the seconds between construction and destruction to a counter (one leaf's load).
 class ScopedTimer {
  public:
-  explicit ScopedTimer(double& sink) noexcept : sink_(&sink), t0_(std::chrono::steady_clock::now()) {}
+  explicit ScopedTimer(double& sink) noexcept
+      : sink_(&sink), t0_(std::chrono::steady_clock::now()) {}
   ScopedTimer(const ScopedTimer&) = delete;
   ScopedTimer& operator=(const ScopedTimer&) = delete;
   ScopedTimer(ScopedTimer&& o) noexcept : sink_(std::exchange(o.sink_, nullptr)), t0_(o.t0_) {}

@@ -4,84 +4,84 @@
 #pragma once
 
 #include <irregular/core/cell.hpp>
-#include <irregular/core/detail/headroom.hpp>
 #include <irregular/core/concepts.hpp>
+#include <irregular/core/detail/headroom.hpp>
+#include <irregular/core/detail/splice_vector.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/core/index.hpp>
 #include <irregular/curve/interval.hpp>
 #include <irregular/distributed/maps/ownership_map.hpp>
+#include <irregular/mpi/operations.hpp>
+#include <irregular/tree/linear_leaves.hpp>
 #include <irregular/tree/refine.hpp>
 #include <irregular/tree/refine_leaves.hpp>
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
 
-#include <mpi.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdint>
-#include <string>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <unistd.h>
 #include <utility>
 #include <vector>
 
 namespace irregular {
 
-/// Leaves held by one rank, sorted by start: a LeafSequence (tree/neighbours.hpp) over a
-/// contiguous part of the curve. `counts` are global element counts of each leaf.
+/// Leaves held by one rank, sorted by start (the tree's LinearLeaves over splice arrays, so a
+/// remap keeps the run that stays in place: core/detail/splice_vector.hpp), with the global
+/// element count of each leaf. The arrays are written only through splice(), reserve() and
+/// push_back().
 template <SpaceFillingCurve C>
-struct LocalLeaves {
-  using curve_type = C;
-  using index_type = typename C::index_type;
+class LocalLeaves : public LinearLeaves<C, detail::SpliceVector> {
+  using Leaves = LinearLeaves<C, detail::SpliceVector>;
 
-  // SpliceVectors: a remap keeps the run that stays in place (core/detail/splice_vector.hpp).
-  detail::SpliceVector<index_type> starts_;
-  detail::SpliceVector<std::uint8_t> levels_;
-  detail::SpliceVector<std::uint64_t> counts_;
+ public:
+  using counts_type = detail::SpliceVector<std::uint64_t>;
 
-  [[nodiscard]] std::size_t size() const noexcept { return starts_.size(); }
-  [[nodiscard]] std::span<const index_type> starts() const noexcept { return starts_; }
-  [[nodiscard]] std::span<const std::uint8_t> levels() const noexcept { return levels_; }
   [[nodiscard]] std::span<const std::uint64_t> counts() const noexcept { return counts_; }
-  [[nodiscard]] Cell<C::dim> cell(std::size_t i) const {
-    return curve::cell_of_finest<C>(starts_[i], levels_[i]);
-  }
-  [[nodiscard]] IndexInterval<index_type> interval(std::size_t i) const {
-    return {starts_[i], starts_[i] + curve::detail_interval::span<C>(C::max_level - levels_[i])};
-  }
-  /// Local leaf whose interval contains finest index i, or size() when none does.
-  [[nodiscard]] std::size_t find(index_type i) const noexcept {
-    auto it = std::upper_bound(starts_.begin(), starts_.end(), i);
-    if (it == starts_.begin()) return size();
-    const auto k = static_cast<std::size_t>(it - starts_.begin()) - 1;
-    return interval(k).contains(i) ? k : size();
-  }
-  void clear() {
-    starts_.clear();
-    levels_.clear();
+  void clear() noexcept {
+    Leaves::clear();
     counts_.clear();
+  }
+  void reserve(std::size_t n) {
+    Leaves::reserve(n);
+    counts_.reserve(n);
   }
   /// Room for a later remap to splice in place (core/detail/headroom.hpp).
   void reserve_headroom() {
-    detail::reserve_headroom(starts_, size());
-    detail::reserve_headroom(levels_, size());
-    detail::reserve_headroom(counts_, size());
+    splice([](auto& starts, auto& levels, auto& counts) {
+      detail::reserve_headroom(starts, starts.size());
+      detail::reserve_headroom(levels, levels.size());
+      detail::reserve_headroom(counts, counts.size());
+    });
   }
   /// Maps the headroom's pages now (DomainOptions::resident_headroom).
   void touch_headroom() noexcept {
-    starts_.touch_room();
-    levels_.touch_room();
-    counts_.touch_room();
+    splice([](auto& starts, auto& levels, auto& counts) {
+      starts.touch_room();
+      levels.touch_room();
+      counts.touch_room();
+    });
   }
-  void push_back(index_type s, int level, std::uint64_t count) {
-    starts_.push_back(s);
-    levels_.push_back(static_cast<std::uint8_t>(level));
+  void push_back(typename C::index_type s, int level, std::uint64_t count) {
+    Leaves::push_back(s, level);
     counts_.push_back(count);
   }
+  /// The splice door: f(starts, levels, counts) rewrites the three columns together (a remap
+  /// opening them around the run that stays, an adaptation adopting new arrays). The caller
+  /// leaves them sorted, aligned and equally long.
+  template <class F>
+  decltype(auto) splice(F&& f) {
+    return Leaves::splice(
+        [&](auto& starts, auto& levels) -> decltype(auto) { return f(starts, levels, counts_); });
+  }
   friend bool operator==(const LocalLeaves&, const LocalLeaves&) = default;
+
+ private:
+  counts_type counts_;
 };
 
 namespace detail {
@@ -95,9 +95,10 @@ struct HnodeKey {
 };
 
 [[noreturn]] inline void leaf_budget_exceeded(std::size_t max_leaves) {
-  throw limit_exceeded("irregular: the refinement condition asks for more than " + std::to_string(max_leaves) +
-                       " leaves on one rank (the leaf budget); a condition that always splits? Raise "
-                       "DomainOptions::max_leaves_per_rank if the tree is meant to be this large");
+  throw limit_exceeded(
+      "irregular: the refinement condition asks for more than " + std::to_string(max_leaves) +
+      " leaves on one rank (the leaf budget); a condition that always splits? Raise "
+      "DomainOptions::max_leaves_per_rank if the tree is meant to be this large");
 }
 
 }  // namespace detail
@@ -105,13 +106,10 @@ struct HnodeKey {
 /// The default leaf budget of one rank: a quarter of the node's physical memory, shared by the
 /// ranks on the node, at 64 bytes a leaf (at least 10^6). Collective over comm.
 inline std::size_t default_leaf_budget(const boost::mpi::communicator& comm) {
-  MPI_Comm node;
-  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int node_ranks = 1;
-  MPI_Comm_size(node, &node_ranks);
-  MPI_Comm_free(&node);
+  const int node_ranks = mpi::node_rank_count(comm);
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  const double bytes = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 1e9;
+  const double bytes =
+      pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 1e9;
   return static_cast<std::size_t>(std::max(1e6, bytes / 4 / std::max(1, node_ranks) / 64));
 }
 
@@ -132,14 +130,15 @@ class SharedCounts {
   using Key = HnodeKey<I>;
 
  public:
-  SharedCounts(const boost::mpi::communicator& comm, std::vector<Key> hnodes, std::span<const I> sorted_keys)
+  SharedCounts(const boost::mpi::communicator& comm, std::vector<Key> hnodes,
+               std::span<const I> sorted_keys)
       : hnodes_(std::move(hnodes)) {
     std::sort(hnodes_.begin(), hnodes_.end());
     hnodes_.erase(std::unique(hnodes_.begin(), hnodes_.end()), hnodes_.end());
     std::vector<std::uint64_t> local(hnodes_.size());
     global_.resize(hnodes_.size());
     for (std::size_t i = 0; i < hnodes_.size(); ++i) {
-      const I w = curve::detail_interval::span<C>(C::max_level - hnodes_[i].level);
+      const I w = irregular::detail::levels_span<C>(C::max_level - hnodes_[i].level);
       local[i] = count_in<I>(sorted_keys, {hnodes_[i].start, hnodes_[i].start + w});
     }
     if (!hnodes_.empty())
@@ -174,7 +173,9 @@ LocalLeaves<C> construct_leaves(const boost::mpi::communicator& comm,
                                 const Condition& condition, std::size_t max_leaves = SIZE_MAX) {
   using I = typename C::index_type;
   using Key = detail::HnodeKey<I>;
-  const auto span_at = [](int level) { return curve::detail_interval::span<C>(C::max_level - level); };
+  const auto span_at = [](int level) {
+    return irregular::detail::levels_span<C>(C::max_level - level);
+  };
   // Common ancestors of b-1 and b for every inner boundary b: all hnodes that straddle ranks.
   std::vector<Key> straddling;
   const I end = bounds.back();
@@ -216,9 +217,10 @@ LocalLeaves<C> construct_leaves(const boost::mpi::communicator& comm,
 /// sorted by start with exact global counts; a shared leaf's elements are not all local yet
 /// (see remap.hpp, settle_on_map). Collective over comm.
 template <OwnershipMap M, class Condition>
-LocalLeaves<typename M::curve_type> construct_leaves(const boost::mpi::communicator& comm, const M& map,
-                                                     std::span<const typename M::curve_type::index_type> sorted_keys,
-                                                     const Condition& condition, std::size_t max_leaves = SIZE_MAX) {
+LocalLeaves<typename M::curve_type> construct_leaves(
+    const boost::mpi::communicator& comm, const M& map,
+    std::span<const typename M::curve_type::index_type> sorted_keys, const Condition& condition,
+    std::size_t max_leaves = SIZE_MAX) {
   using C = typename M::curve_type;
   if constexpr (M::contiguous_segments) {
     return construct_leaves<C>(comm, map.splitters(), sorted_keys, condition, max_leaves);
@@ -226,7 +228,9 @@ LocalLeaves<typename M::curve_type> construct_leaves(const boost::mpi::communica
     using I = typename C::index_type;
     using Key = detail::HnodeKey<I>;
     constexpr int children = ipow<int>(C::arity, C::dim);
-    const auto span_at = [](int level) { return curve::detail_interval::span<C>(C::max_level - level); };
+    const auto span_at = [](int level) {
+      return irregular::detail::levels_span<C>(C::max_level - level);
+    };
     const int me = comm.rank();
     // Shared hnodes in curve order (depth first), with the single holder of every other child.
     std::vector<Key> found;
@@ -257,7 +261,8 @@ LocalLeaves<typename M::curve_type> construct_leaves(const boost::mpi::communica
     // ancestors on its way down, whose counts are global).
     const auto refine_held = [&](IndexInterval<I> iv) {
       const auto h = map.holders(iv);
-      const int holder = h.empty() ? map.leaf_owner(curve::cell_of_finest<C>(iv.start, 0)) : h.front();
+      const int holder =
+          h.empty() ? map.leaf_owner(curve::cell_of_finest<C>(iv.start, 0)) : h.front();
       if (holder == me) refine_leaves<C>(iv, count, condition, emit);
     };
     if (!root_shared) {
@@ -271,8 +276,10 @@ LocalLeaves<typename M::curve_type> construct_leaves(const boost::mpi::communica
         const I w = span_at(level + 1);
         for (int k = 0; k < children; ++k) {
           const I s = start + static_cast<I>(k) * w;
-          if (global_count(level + 1, s)) self(self, level + 1, s);
-          else refine_held({s, s + w});
+          if (global_count(level + 1, s))
+            self(self, level + 1, s);
+          else
+            refine_held({s, s + w});
         }
       } else if (map.leaf_owner(cell) == me) {
         if (out.size() == max_leaves) detail::leaf_budget_exceeded(max_leaves);

@@ -4,8 +4,8 @@
 //
 // 1. Local sort: a stable MSD scatter by the 11 highest differing key bits into cache-sized
 //    buckets, each finished by an in-cache sort of (key, position) pairs whose digit is as wide
-//    as the bucket is long (tree/sort.hpp, the local sorts in one place). Elements that cannot be default
-//    constructed: a stable LSD radix sort of the pairs, then every element moves once.
+//    as the bucket is long (tree/sort.hpp, the local sorts in one place). Elements that cannot be
+//    default constructed: a stable LSD radix sort of the pairs, then every element moves once.
 // 2. Splitters by histogram refinement (no samples, no root): splitter r targets global
 //    position T_r = floor(r·N/p). Each splitter keeps a key interval [lo, hi) with
 //    C(lo) <= T_r < C(hi), C(x) = number of keys < x over all ranks. A round cuts every open
@@ -25,15 +25,15 @@
 
 #include <irregular/core/detail/headroom.hpp>
 #include <irregular/core/index.hpp>
-#include <irregular/mpi/detail/index_wire.hpp>
 #include <irregular/distributed/htree/detail/sorted_runs_exchange.hpp>
 #include <irregular/mpi/counters.hpp>
+#include <irregular/mpi/detail/index_wire.hpp>
 #include <irregular/mpi/sparse_exchange.hpp>
 #include <irregular/tree/sort.hpp>
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
-#include <boost/serialization/utility.hpp>  // kept: includers rely on them (pairs, vectors on the wire)
+#include <boost/serialization/utility.hpp>  // pairs and vectors on the wire
 #include <boost/serialization/vector.hpp>
 
 #include <algorithm>
@@ -71,12 +71,14 @@ namespace detail {
 /// domain_end when there are no keys. Deterministic: a function of the global key multiset
 /// and parts only. Collective over comm (every rank passes the same parts and domain_end).
 template <class Index>
-std::vector<Index> select_splitters(const boost::mpi::communicator& comm, std::span<const Index> keys,
-                                    Index domain_end, std::size_t parts, SplitterStats* stats = nullptr) {
+std::vector<Index> select_splitters(const boost::mpi::communicator& comm,
+                                    std::span<const Index> keys, Index domain_end,
+                                    std::size_t parts, SplitterStats* stats = nullptr) {
   SplitterStats st;
   const auto reduce = [&](const std::vector<std::uint64_t>& in, std::vector<std::uint64_t>& out) {
     out.resize(in.size());
-    boost::mpi::all_reduce(comm, in.data(), static_cast<int>(in.size()), out.data(), std::plus<std::uint64_t>());
+    boost::mpi::all_reduce(comm, in.data(), static_cast<int>(in.size()), out.data(),
+                           std::plus<std::uint64_t>());
     ++st.rounds;
     st.values += in.size();
   };
@@ -87,8 +89,8 @@ std::vector<Index> select_splitters(const boost::mpi::communicator& comm, std::s
   std::vector<Index> split(m, domain_end);
   if (N > 0 && m > 0) {
     struct Search {
-      Index lo, hi;             // C(lo) <= target < C(hi)
-      std::uint64_t clo, chi;   // C(lo), C(hi)
+      Index lo, hi;            // C(lo) <= target < C(hi)
+      std::uint64_t clo, chi;  // C(lo), C(hi)
       std::uint64_t target;
       bool done;
     };
@@ -99,7 +101,8 @@ std::vector<Index> select_splitters(const boost::mpi::communicator& comm, std::s
       if (x.clo == x.target) {
         x.done = true;
         split[r] = x.lo;
-      } else if (x.hi - x.lo == Index{1}) {  // lo is the key at position target; cut before or after it
+      } else if (x.hi - x.lo ==
+                 Index{1}) {  // lo is the key at position target; cut before or after it
         x.done = true;
         split[r] = x.target - x.clo <= x.chi - x.target ? x.lo : x.hi;
       }
@@ -130,7 +133,8 @@ std::vector<Index> select_splitters(const boost::mpi::communicator& comm, std::s
       if (groups == 0) break;
       in.resize(cand.size());
       for (std::size_t c = 0; c < cand.size(); ++c)
-        in[c] = static_cast<std::uint64_t>(std::lower_bound(keys.begin(), keys.end(), cand[c]) - keys.begin());
+        in[c] = static_cast<std::uint64_t>(std::lower_bound(keys.begin(), keys.end(), cand[c]) -
+                                           keys.begin());
       reduce(in, out);
       for (std::size_t r = 0; r < m; ++r) {
         auto& x = s[r];
@@ -149,7 +153,8 @@ std::vector<Index> select_splitters(const boost::mpi::communicator& comm, std::s
         settle(r);
       }
     }
-    for (std::size_t r = 1; r < m; ++r) split[r] = std::max(split[r], split[r - 1]);  // (already so)
+    for (std::size_t r = 1; r < m; ++r)
+      split[r] = std::max(split[r], split[r - 1]);  // (already so)
   }
   st.bytes = st.values * sizeof(std::uint64_t);
   if (stats != nullptr) {
@@ -178,15 +183,16 @@ std::vector<Index> select_splitters(const boost::mpi::communicator& comm, std::s
 /// rounds of at most 15·(p-1) 64-bit counts each (bits = bit width of domain_end), with
 /// 15·(p-1)·ceil(log2 n) binary-search steps per round. Collective over comm.
 template <class EV, class KV, class KeyOf>
-std::vector<typename KV::value_type> sample_sort(const boost::mpi::communicator& comm, EV& elements, KV& keys,
-                                                 typename KV::value_type domain_end, KeyOf&& key_of, int tag,
+std::vector<typename KV::value_type> sample_sort(const boost::mpi::communicator& comm, EV& elements,
+                                                 KV& keys, typename KV::value_type domain_end,
+                                                 KeyOf&& key_of, int tag,
                                                  mpi::ExchangeStats* stats = nullptr,
                                                  SplitterStats* splitter_stats = nullptr) {
   using E = typename EV::value_type;
   using Index = typename KV::value_type;
   const int p = comm.size();
   const auto up = static_cast<std::size_t>(p);
-  sort_by_key(elements, keys);
+  irregular::sort_by_key(elements, keys);
   std::vector<Index> bounds(up + 1, domain_end);
   bounds[0] = 0;
   if (p == 1) return bounds;
@@ -198,13 +204,15 @@ std::vector<typename KV::value_type> sample_sort(const boost::mpi::communicator&
   std::vector<std::size_t> offsets(up + 1);
   offsets[0] = 0;
   for (std::size_t r = 1; r < up; ++r)
-    offsets[r] = static_cast<std::size_t>(std::lower_bound(keys.begin(), keys.end(), bounds[r]) - keys.begin());
+    offsets[r] = static_cast<std::size_t>(std::lower_bound(keys.begin(), keys.end(), bounds[r]) -
+                                          keys.begin());
   offsets[up] = keys.size();
   if constexpr (detail::sorted_runs_direct<E, Index>) {
-    detail::exchange_sorted_runs(comm, elements, keys, std::span<const std::size_t>(offsets), tag, stats);
+    detail::exchange_sorted_runs(comm, elements, keys, std::span<const std::size_t>(offsets), tag,
+                                 stats);
   } else {
-    auto got = mpi::sparse_exchange(comm, std::span<const E>(elements), std::span<const std::size_t>(offsets),
-                                    tag, stats);
+    auto got = mpi::sparse_exchange(comm, std::span<const E>(elements),
+                                    std::span<const std::size_t>(offsets), tag, stats);
     // This rank's own run keeps its keys; the others' are recomputed.
     const auto me = static_cast<std::size_t>(comm.rank());
     std::vector<Index> own(keys.begin() + static_cast<std::ptrdiff_t>(offsets[me]),
@@ -224,7 +232,8 @@ std::vector<typename KV::value_type> sample_sort(const boost::mpi::communicator&
         for (std::size_t j = b; j < e; ++j) keys[j] = key_of(elements[j]);
     }
     // Runs arrive sorted and grouped by source in rank order: a stable merge keeps determinism.
-    merge_sorted_runs(elements, keys, std::span<const std::size_t>(got.offsets), std::move(spare));
+    irregular::merge_sorted_runs(elements, keys, std::span<const std::size_t>(got.offsets),
+                                 std::move(spare));
   }
   return bounds;
 }

@@ -34,28 +34,27 @@ namespace irregular {
 ///  - `contiguous_segments`: true when each part is one curve interval, `segment(rank)` (then
 ///    cheaper paths apply: range queries clip to segments, the leaf chain is in rank order).
 template <class M>
-concept OwnershipMap =
-    requires {
-      typename M::curve_type;
-      typename M::index_type;
-      requires SpaceFillingCurve<typename M::curve_type>;
-      { M::contiguous_segments } -> std::convertible_to<bool>;
-    } &&
-    std::default_initializable<M> && std::copyable<M> &&
-    requires(const M& m, M& mut, typename M::index_type i, const Cell<M::curve_type::dim>& c,
-             IndexInterval<typename M::index_type> iv, int rank, Periodicity<M::curve_type::dim> per,
-             std::span<const Cell<M::curve_type::dim>> cells, boost::archive::binary_oarchive& oa,
-             boost::archive::binary_iarchive& ia) {
-      { m.parts() } -> std::same_as<int>;
-      { m.owner(i) } -> std::same_as<int>;
-      { m.leaf_owner(c) } -> std::same_as<int>;
-      { m.holders(iv) } -> std::same_as<std::vector<int>>;
-      { m.neighbour_ranks(rank, per) } -> std::same_as<std::vector<int>>;
-      { m.splits(c) } -> std::same_as<bool>;
-      { m.hold_whole(cells) } -> std::same_as<M>;
-      mut.serialize(oa, 0u);
-      mut.serialize(ia, 0u);
-    };
+concept OwnershipMap = requires {
+  typename M::curve_type;
+  typename M::index_type;
+  requires SpaceFillingCurve<typename M::curve_type>;
+  { M::contiguous_segments } -> std::convertible_to<bool>;
+}
+&&std::default_initializable<M>&& std::copyable<M>&& requires(
+    const M& m, M& mut, typename M::index_type i, const Cell<M::curve_type::dim>& c,
+    IndexInterval<typename M::index_type> iv, int rank, Periodicity<M::curve_type::dim> per,
+    std::span<const Cell<M::curve_type::dim>> cells, boost::archive::binary_oarchive& oa,
+    boost::archive::binary_iarchive& ia) {
+  { m.parts() } -> std::same_as<int>;
+  { m.owner(i) } -> std::same_as<int>;
+  { m.leaf_owner(c) } -> std::same_as<int>;
+  { m.holders(iv) } -> std::same_as<std::vector<int>>;
+  { m.neighbour_ranks(rank, per) } -> std::same_as<std::vector<int>>;
+  { m.splits(c) } -> std::same_as<bool>;
+  { m.hold_whole(cells) } -> std::same_as<M>;
+  mut.serialize(oa, 0u);
+  mut.serialize(ia, 0u);
+};
 
 /// Calls f(rank, part) for every holder of `iv` with the part of `iv` it may hold: the
 /// intersection with its segment when parts are curve intervals, `iv` itself otherwise.
@@ -64,7 +63,8 @@ void for_each_holder(const M& map, IndexInterval<typename M::index_type> iv, F&&
   for (int r : map.holders(iv)) {
     if constexpr (M::contiguous_segments) {
       const auto seg = map.segment(r);
-      f(r, IndexInterval<typename M::index_type>{std::max(iv.start, seg.start), std::min(iv.end, seg.end)});
+      f(r, IndexInterval<typename M::index_type>{std::max(iv.start, seg.start),
+                                                 std::min(iv.end, seg.end)});
     } else {
       f(r, iv);
     }

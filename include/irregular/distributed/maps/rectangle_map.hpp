@@ -13,8 +13,8 @@
 #include <irregular/curve/morton.hpp>
 #include <irregular/curve/peano.hpp>
 #include <irregular/distributed/maps/detail/aligned_cover.hpp>
-#include <irregular/distributed/maps/detail/whole_held.hpp>
 #include <irregular/distributed/maps/detail/rect_serialization.hpp>
+#include <irregular/distributed/maps/detail/whole_held.hpp>
 #include <irregular/distributed/maps/ownership_map.hpp>
 #include <irregular/rect/partition.hpp>
 #include <irregular/tree/stencil.hpp>
@@ -30,8 +30,7 @@
 namespace irregular {
 
 template <SpaceFillingCurve C>
-  requires(C::dim == 2 || C::dim == 3)
-class RectangleMap {
+requires(C::dim == 2 || C::dim == 3) class RectangleMap {
  public:
   using curve_type = C;
   using index_type = typename C::index_type;
@@ -52,7 +51,8 @@ class RectangleMap {
   /// `partition` cuts the grid of cells at `level` (arity^level cells per axis) into one
   /// rectangle per rank. Throws irregular::invalid_argument when the level is outside
   /// [0, max_level], the partition's box is not that grid, or it has no parts.
-  RectangleMap(int level, rect::Partition<dim> partition) : level_(level), partition_(std::move(partition)) {
+  RectangleMap(int level, rect::Partition<dim> partition)
+      : level_(level), partition_(std::move(partition)) {
     if (level < 0 || level > C::max_level)
       throw invalid_argument("irregular::RectangleMap: grid level " + std::to_string(level) +
                              " outside [0, " + std::to_string(C::max_level) + "]");
@@ -115,8 +115,10 @@ class RectangleMap {
   [[nodiscard]] std::vector<int> holders(IndexInterval<index_type> iv) const {
     std::vector<int> r;
     detail::aligned_cover<C>(iv, [&](const Cell<dim>& x) {
-      if (const WholeHeld* e = held_containing(curve::hnode_interval<C>(x))) r.push_back(e->owner);
-      else append_rect_owners(x, r);
+      if (const WholeHeld* e = held_containing(curve::hnode_interval<C>(x)))
+        r.push_back(e->owner);
+      else
+        append_rect_owners(x, r);
     });
     sort_unique(r);
     return r;
@@ -157,12 +159,14 @@ class RectangleMap {
       const Piece p{partition_.parts[k], static_cast<int>(k), eaten[k] == 0};
       (static_cast<int>(k) == rank ? mine : others).push_back(p);
     }
-    for (const auto& e : exceptions_) (e.owner == rank ? mine : others).push_back(Piece{block_of(e.cell), e.owner, true});
+    for (const auto& e : exceptions_)
+      (e.owner == rank ? mine : others).push_back(Piece{block_of(e.cell), e.owner, true});
     std::vector<char> found(P, 0);
     for (const auto& a : mine)
       for (const auto& b : others) {
         if (found[static_cast<std::size_t>(b.rank)] || !boxes_touch(a.box, b.box, per)) continue;
-        if ((a.whole && b.whole) || cells_touch(a, b, per)) found[static_cast<std::size_t>(b.rank)] = 1;
+        if ((a.whole && b.whole) || cells_touch(a, b, per))
+          found[static_cast<std::size_t>(b.rank)] = 1;
       }
     std::vector<int> r;
     for (std::size_t k = 0; k < P; ++k)
@@ -171,7 +175,8 @@ class RectangleMap {
   }
 
   friend bool operator==(const RectangleMap& a, const RectangleMap& b) {
-    if (a.level_ != b.level_ || a.partition_.box != b.partition_.box || a.partition_.parts != b.partition_.parts ||
+    if (a.level_ != b.level_ || a.partition_.box != b.partition_.box ||
+        a.partition_.parts != b.partition_.parts ||
         a.partition_.tree.bounds() != b.partition_.tree.bounds() || a.exceptions_ != b.exceptions_)
       return false;
     const auto& x = a.partition_.tree.nodes();
@@ -188,12 +193,12 @@ class RectangleMap {
   void serialize(Archive& ar, unsigned /*version*/) {
     if constexpr (Archive::is_saving::value) {
       std::int32_t level = level_;
-      ar & level & partition_;
+      ar& level& partition_;
       detail::save_whole_held<C>(ar, exceptions_);
     } else {
       std::int32_t level = 0;
       rect::Partition<dim> part;
-      ar & level & part;
+      ar& level& part;
       RectangleMap m(level, std::move(part));
       m.exceptions_ = detail::load_whole_held<C>(ar, m, "irregular::RectangleMap");
       *this = std::move(m);
@@ -212,7 +217,6 @@ class RectangleMap {
     std::sort(r.begin(), r.end());
     r.erase(std::unique(r.begin(), r.end()), r.end());
   }
-
 
   [[nodiscard]] int grid_owner(const Cell<dim>& g) const {
     std::array<std::size_t, dim> at;
@@ -237,7 +241,8 @@ class RectangleMap {
     for (std::size_t k : partition_.owners(block_of(c))) r.push_back(static_cast<int>(k));
   }
   /// Cut-tree descent counting the parts meeting `r`, stopping at `limit`.
-  void count_parts(std::uint32_t v, const rect::Rect<dim>& r, std::size_t limit, std::size_t& found) const {
+  void count_parts(std::uint32_t v, const rect::Rect<dim>& r, std::size_t limit,
+                   std::size_t& found) const {
     const auto& n = partition_.tree.nodes()[v];
     if (n.dim < 0) {
       ++found;
@@ -245,7 +250,8 @@ class RectangleMap {
     }
     const std::size_t* b = partition_.tree.bounds().data() + n.bounds;
     for (std::uint32_t k = 0; k < n.count && found < limit; ++k)
-      if (b[k] < b[k + 1] && b[k] < r.hi[n.dim] && r.lo[n.dim] < b[k + 1]) count_parts(n.first + k, r, limit, found);
+      if (b[k] < b[k + 1] && b[k] < r.hi[n.dim] && r.lo[n.dim] < b[k + 1])
+        count_parts(n.first + k, r, limit, found);
   }
 
   /// The whole-held cell containing all of `iv`, or nullptr.
@@ -263,13 +269,15 @@ class RectangleMap {
   }
 
   /// Do the closed boxes meet, with wrap-around on the periodic axes?
-  [[nodiscard]] bool boxes_touch(const rect::Rect<dim>& a, const rect::Rect<dim>& b, const Periodicity<dim>& per) const {
+  [[nodiscard]] bool boxes_touch(const rect::Rect<dim>& a, const rect::Rect<dim>& b,
+                                 const Periodicity<dim>& per) const {
     const auto n = static_cast<std::int64_t>(n_);
     for (int d = 0; d < dim; ++d) {
       const auto alo = static_cast<std::int64_t>(a.lo[d]), ahi = static_cast<std::int64_t>(a.hi[d]);
       bool meet = false;
       for (std::int64_t k = per[d] ? -1 : 0; k <= (per[d] ? 1 : 0) && !meet; ++k)
-        meet = static_cast<std::int64_t>(b.lo[d]) + k * n <= ahi && alo <= static_cast<std::int64_t>(b.hi[d]) + k * n;
+        meet = static_cast<std::int64_t>(b.lo[d]) + k * n <= ahi &&
+               alo <= static_cast<std::int64_t>(b.hi[d]) + k * n;
       if (!meet) return false;
     }
     return true;
@@ -277,7 +285,8 @@ class RectangleMap {
 
   /// Is some grid cell of `a` held by a.rank adjacent (with wrap) to a grid cell of `b` held by
   /// b.rank? Only the cells of `a` within one cell of `b` are visited.
-  [[nodiscard]] bool cells_touch(const Piece& a, const Piece& b, const Periodicity<dim>& per) const {
+  [[nodiscard]] bool cells_touch(const Piece& a, const Piece& b,
+                                 const Periodicity<dim>& per) const {
     const auto n = static_cast<std::int64_t>(n_);
     std::array<std::vector<std::size_t>, dim> near;  // per axis: a's coordinates within 1 of b
     for (int d = 0; d < dim; ++d) {
@@ -286,9 +295,12 @@ class RectangleMap {
         hi = std::min(hi, static_cast<std::int64_t>(a.box.hi[d]));
         for (std::int64_t x = lo; x < hi; ++x) near[d].push_back(static_cast<std::size_t>(x));
       };
-      const std::int64_t lo = static_cast<std::int64_t>(b.box.lo[d]) - 1, hi = static_cast<std::int64_t>(b.box.hi[d]) + 1;
-      if (!per[d]) add(lo, hi);
-      else if (hi - lo >= n) add(0, n);
+      const std::int64_t lo = static_cast<std::int64_t>(b.box.lo[d]) - 1,
+                         hi = static_cast<std::int64_t>(b.box.hi[d]) + 1;
+      if (!per[d])
+        add(lo, hi);
+      else if (hi - lo >= n)
+        add(0, n);
       else {
         const std::int64_t s = (lo % n + n) % n, e = s + (hi - lo);
         add(s, std::min(e, n));
@@ -310,7 +322,8 @@ class RectangleMap {
           for (int d = 0, t = m; d < dim && ok; ++d, t /= 3) {
             std::int64_t x = static_cast<std::int64_t>(u[d]) + t % 3 - 1;
             if (per[d]) x = (x + n) % n;
-            ok = x >= 0 && x < n && b.box.lo[d] <= static_cast<std::size_t>(x) && static_cast<std::size_t>(x) < b.box.hi[d];
+            ok = x >= 0 && x < n && b.box.lo[d] <= static_cast<std::size_t>(x) &&
+                 static_cast<std::size_t>(x) < b.box.hi[d];
             v[d] = static_cast<std::size_t>(x);
           }
           if (ok && (b.whole || grid_cell_holder(v) == b.rank)) return true;
@@ -328,10 +341,13 @@ class RectangleMap {
   std::vector<WholeHeld> exceptions_;  // sorted by interval.start, disjoint
 };
 
-static_assert(OwnershipMap<RectangleMap<curve::Morton<2>>> && OwnershipMap<RectangleMap<curve::Morton<3>>> &&
-              OwnershipMap<RectangleMap<curve::Hilbert<2>>> && OwnershipMap<RectangleMap<curve::Hilbert<3>>> &&
-              OwnershipMap<RectangleMap<curve::Peano<2>>> && OwnershipMap<RectangleMap<curve::Peano<3>>> &&
-              OwnershipMap<RectangleMap<curve::Morton<2, uint128_t>>>,
+static_assert(OwnershipMap<RectangleMap<curve::Morton<2>>> &&
+                  OwnershipMap<RectangleMap<curve::Morton<3>>> &&
+                  OwnershipMap<RectangleMap<curve::Hilbert<2>>> &&
+                  OwnershipMap<RectangleMap<curve::Hilbert<3>>> &&
+                  OwnershipMap<RectangleMap<curve::Peano<2>>> &&
+                  OwnershipMap<RectangleMap<curve::Peano<3>>> &&
+                  OwnershipMap<RectangleMap<curve::Morton<2, uint128_t>>>,
               "irregular::RectangleMap must satisfy irregular::OwnershipMap");
 
 }  // namespace irregular

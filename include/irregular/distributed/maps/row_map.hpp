@@ -34,8 +34,7 @@
 namespace irregular {
 
 template <SpaceFillingCurve C>
-  requires(C::dim == 2)
-class RowMap {
+requires(C::dim == 2) class RowMap {
  public:
   using curve_type = C;
   using index_type = typename C::index_type;
@@ -60,21 +59,26 @@ class RowMap {
   /// cells, or cuts that are not p+1 >= 2 nondecreasing values from 0 to n * n.
   RowMap(int level, std::vector<std::uint64_t> cuts) : level_(level), cuts_(std::move(cuts)) {
     if (level < 0 || level > C::max_level)
-      throw invalid_argument("irregular::RowMap: grid level " + std::to_string(level) + " outside [0, " +
-                             std::to_string(C::max_level) + "]");
+      throw invalid_argument("irregular::RowMap: grid level " + std::to_string(level) +
+                             " outside [0, " + std::to_string(C::max_level) + "]");
     if (2 * level * (C::arity == 3 ? 2 : 1) > 62)
-      throw invalid_argument("irregular::RowMap: the grid at level " + std::to_string(level) + " is too large");
+      throw invalid_argument("irregular::RowMap: the grid at level " + std::to_string(level) +
+                             " is too large");
     n_ = ipow<std::uint64_t>(static_cast<std::uint64_t>(C::arity), level);
     if (cuts_.size() < 2 || cuts_.front() != 0 || cuts_.back() != n_ * n_)
-      throw invalid_argument("irregular::RowMap: the cuts must run from 0 to " + std::to_string(n_ * n_));
+      throw invalid_argument("irregular::RowMap: the cuts must run from 0 to " +
+                             std::to_string(n_ * n_));
     for (std::size_t k = 1; k < cuts_.size(); ++k)
-      if (cuts_[k] < cuts_[k - 1]) throw invalid_argument("irregular::RowMap: the cuts decrease at " + std::to_string(k));
+      if (cuts_[k] < cuts_[k - 1])
+        throw invalid_argument("irregular::RowMap: the cuts decrease at " + std::to_string(k));
   }
 
   [[nodiscard]] int parts() const noexcept { return static_cast<int>(cuts_.size()) - 1; }
   [[nodiscard]] int level() const noexcept { return level_; }
   /// The row grid (n x n cells at level()).
-  [[nodiscard]] rows::Grid grid() const noexcept { return {static_cast<std::size_t>(n_), static_cast<std::size_t>(n_)}; }
+  [[nodiscard]] rows::Grid grid() const noexcept {
+    return {static_cast<std::size_t>(n_), static_cast<std::size_t>(n_)};
+  }
   /// The p+1 row-major cuts.
   [[nodiscard]] const std::vector<std::uint64_t>& cuts() const noexcept { return cuts_; }
   /// The whole-held cells, sorted by curve position (disjoint).
@@ -118,9 +122,12 @@ class RowMap {
   [[nodiscard]] std::vector<int> holders(IndexInterval<index_type> iv) const {
     std::vector<int> r;
     detail::aligned_cover<C>(iv, [&](const Cell<dim>& x) {
-      if (const WholeHeld* e = held_containing(curve::hnode_interval<C>(x))) r.push_back(e->owner);
-      else if (x.level >= level_) r.push_back(run_owner(position(x)));
-      else append_block_owners(block_of(x), r);
+      if (const WholeHeld* e = held_containing(curve::hnode_interval<C>(x)))
+        r.push_back(e->owner);
+      else if (x.level >= level_)
+        r.push_back(run_owner(position(x)));
+      else
+        append_block_owners(block_of(x), r);
     });
     std::sort(r.begin(), r.end());
     r.erase(std::unique(r.begin(), r.end()), r.end());
@@ -154,7 +161,8 @@ class RowMap {
     if (rank < 0 || rank >= parts()) return {};
     if (exceptions_.empty()) {  // the cuts are valid (checked on construction): no O(p) pass
       if constexpr (std::is_same_v<std::size_t, std::uint64_t>) {
-        return rows::detail::neighbours_of(g, std::span<const std::size_t>(cuts_), adj, static_cast<std::size_t>(rank));
+        return rows::detail::neighbours_of(g, std::span<const std::size_t>(cuts_), adj,
+                                           static_cast<std::size_t>(rank));
       } else {
         const std::vector<std::size_t> c(cuts_.begin(), cuts_.end());
         return rows::detail::neighbours_of(g, c, adj, static_cast<std::size_t>(rank));
@@ -169,17 +177,23 @@ class RowMap {
       for (int i = 0; i < nr; ++i) {
         bool eaten = false;
         for (const auto& e : exceptions_)
-          if (e.owner != static_cast<int>(k) && overlap(rs[static_cast<std::size_t>(i)], block_of(e.cell))) eaten = true;
+          if (e.owner != static_cast<int>(k) &&
+              overlap(rs[static_cast<std::size_t>(i)], block_of(e.cell)))
+            eaten = true;
         const Piece p{rs[static_cast<std::size_t>(i)], static_cast<int>(k), !eaten};
         (static_cast<int>(k) == rank ? mine : others).push_back(p);
       }
     }
-    for (const auto& e : exceptions_) (e.owner == rank ? mine : others).push_back(Piece{block_of(e.cell), e.owner, true});
+    for (const auto& e : exceptions_)
+      (e.owner == rank ? mine : others).push_back(Piece{block_of(e.cell), e.owner, true});
     std::vector<char> found(cuts.size() - 1, 0);
     for (const auto& a : mine)
       for (const auto& b : others) {
-        if (found[static_cast<std::size_t>(b.rank)] || !rows::detail::rects_touch(a.box, b.box, g, adj)) continue;
-        if ((a.whole && b.whole) || cells_touch(a, b, adj)) found[static_cast<std::size_t>(b.rank)] = 1;
+        if (found[static_cast<std::size_t>(b.rank)] ||
+            !rows::detail::rects_touch(a.box, b.box, g, adj))
+          continue;
+        if ((a.whole && b.whole) || cells_touch(a, b, adj))
+          found[static_cast<std::size_t>(b.rank)] = 1;
       }
     std::vector<int> r;
     for (std::size_t k = 0; k < found.size(); ++k)
@@ -198,12 +212,12 @@ class RowMap {
   void serialize(Archive& ar, unsigned /*version*/) {
     if constexpr (Archive::is_saving::value) {
       std::int32_t level = level_;
-      ar & level & cuts_;
+      ar& level& cuts_;
       detail::save_whole_held<C>(ar, exceptions_);
     } else {
       std::int32_t level = 0;
       std::vector<std::uint64_t> cuts;
-      ar & level & cuts;
+      ar& level& cuts;
       RowMap m(level, std::move(cuts));
       m.exceptions_ = detail::load_whole_held<C>(ar, m, "irregular::RowMap");
       *this = std::move(m);
@@ -220,16 +234,19 @@ class RowMap {
 
   [[nodiscard]] Rect block_of(const Cell<dim>& c) const {
     const auto f = ipow<std::uint64_t>(static_cast<std::uint64_t>(C::arity), level_ - c.level);
-    const auto x = static_cast<std::uint64_t>(c.anchor[0]), y = static_cast<std::uint64_t>(c.anchor[1]);
-    return {static_cast<std::size_t>(x * f), static_cast<std::size_t>((x + 1) * f), static_cast<std::size_t>(y * f),
-            static_cast<std::size_t>((y + 1) * f)};
+    const auto x = static_cast<std::uint64_t>(c.anchor[0]),
+               y = static_cast<std::uint64_t>(c.anchor[1]);
+    return {static_cast<std::size_t>(x * f), static_cast<std::size_t>((x + 1) * f),
+            static_cast<std::size_t>(y * f), static_cast<std::size_t>((y + 1) * f)};
   }
   static bool overlap(const Rect& a, const Rect& b) {
     return a.c0 < b.c1 && b.c0 < a.c1 && a.r0 < b.r1 && b.r0 < a.r1;
   }
-  void append_run_owners(std::uint64_t lo, std::uint64_t hi, std::vector<int>& r) const {  // cells [lo, hi)
+  void append_run_owners(std::uint64_t lo, std::uint64_t hi,
+                         std::vector<int>& r) const {  // cells [lo, hi)
     for (int k = run_owner(lo); k < parts() && cuts_[static_cast<std::size_t>(k)] < hi; ++k)
-      if (cuts_[static_cast<std::size_t>(k)] < cuts_[static_cast<std::size_t>(k) + 1]) r.push_back(k);
+      if (cuts_[static_cast<std::size_t>(k)] < cuts_[static_cast<std::size_t>(k) + 1])
+        r.push_back(k);
   }
   void append_block_owners(const Rect& b, std::vector<int>& r) const {
     if (b.c0 == 0 && b.c1 == n_) {
@@ -253,8 +270,8 @@ class RowMap {
     return run_owner(static_cast<std::uint64_t>(y) * n_ + x);
   }
   // Coordinates of [a0, a1) within distance 1 of [b0, b1) along an axis of n cells.
-  static std::vector<std::size_t> near(std::size_t a0, std::size_t a1, std::size_t b0, std::size_t b1, std::size_t n,
-                                       bool wrap) {
+  static std::vector<std::size_t> near(std::size_t a0, std::size_t a1, std::size_t b0,
+                                       std::size_t b1, std::size_t n, bool wrap) {
     std::vector<std::size_t> out;
     for (std::size_t x = a0; x < a1; ++x)
       if (rows::detail::axis_gap(x, x + 1, b0, b1, n, wrap) <= 1) out.push_back(x);
@@ -285,8 +302,8 @@ class RowMap {
 
   int level_ = 0;
   std::uint64_t n_ = 1;
-  std::vector<std::uint64_t> cuts_;              // p+1 row-major separators
-  std::vector<WholeHeld> exceptions_;            // sorted by interval.start, disjoint
+  std::vector<std::uint64_t> cuts_;    // p+1 row-major separators
+  std::vector<WholeHeld> exceptions_;  // sorted by interval.start, disjoint
 };
 
 static_assert(OwnershipMap<RowMap<curve::Morton<2>>> && OwnershipMap<RowMap<curve::Hilbert<2>>> &&

@@ -39,23 +39,27 @@ class SegmentMap {
   }
 
   /// Everything on rank 0 of `parts` ranks (the others' segments are empty).
-  explicit SegmentMap(int parts = 1) : splitters_(static_cast<std::size_t>(parts) + 1, domain_end()) {
+  explicit SegmentMap(int parts = 1)
+      : splitters_(static_cast<std::size_t>(parts) + 1, domain_end()) {
     if (parts < 1) throw invalid_argument("irregular::SegmentMap: need at least one part");
     splitters_[0] = 0;
   }
 
-  /// p+1 splitters: 0 = s_0 <= s_1 <= ... <= s_p = domain_end(). Throws irregular::invalid_argument otherwise.
+  /// p+1 splitters: 0 = s_0 <= s_1 <= ... <= s_p = domain_end(). Throws irregular::invalid_argument
+  /// otherwise.
   explicit SegmentMap(std::vector<index_type> splitters) : splitters_(std::move(splitters)) {
     if (splitters_.size() < 2 || splitters_.front() != 0 || splitters_.back() != domain_end() ||
         !std::is_sorted(splitters_.begin(), splitters_.end()))
-      throw invalid_argument("irregular::SegmentMap: splitters must run non-decreasing from 0 to "
-                             "the domain end, one more than the number of parts");
+      throw invalid_argument(
+          "irregular::SegmentMap: splitters must run non-decreasing from 0 to "
+          "the domain end, one more than the number of parts");
   }
 
   [[nodiscard]] int parts() const noexcept { return static_cast<int>(splitters_.size()) - 1; }
   [[nodiscard]] const std::vector<index_type>& splitters() const noexcept { return splitters_; }
   [[nodiscard]] IndexInterval<index_type> segment(int rank) const noexcept {
-    return {splitters_[static_cast<std::size_t>(rank)], splitters_[static_cast<std::size_t>(rank) + 1]};
+    return {splitters_[static_cast<std::size_t>(rank)],
+            splitters_[static_cast<std::size_t>(rank) + 1]};
   }
 
   /// Rank whose segment holds finest index i (empty segments never own anything).
@@ -75,7 +79,8 @@ class SegmentMap {
     if (iv.start >= iv.end) return r;
     const int first = owner(iv.start), last = owner(iv.end - 1);
     for (int k = first; k <= last; ++k)
-      if (splitters_[static_cast<std::size_t>(k)] < splitters_[static_cast<std::size_t>(k) + 1]) r.push_back(k);
+      if (splitters_[static_cast<std::size_t>(k)] < splitters_[static_cast<std::size_t>(k) + 1])
+        r.push_back(k);
     return r;
   }
   [[nodiscard]] std::vector<int> owners(const Cell<dim>& c) const {
@@ -83,7 +88,9 @@ class SegmentMap {
   }
 
   /// Where a leaf with cell c lives, whole: the owner of its first finest index.
-  [[nodiscard]] int leaf_owner(const Cell<dim>& c) const { return owner(curve::finest_index<C>(c)); }
+  [[nodiscard]] int leaf_owner(const Cell<dim>& c) const {
+    return owner(curve::finest_index<C>(c));
+  }
   /// Ranks holding data that meets the interval: exactly the non-empty segments it meets, sorted.
   [[nodiscard]] std::vector<int> holders(IndexInterval<index_type> iv) const { return owners(iv); }
   /// Whether the cell's interval meets more than one non-empty segment (a leaf with this cell
@@ -102,7 +109,8 @@ class SegmentMap {
     for (const auto& c : cells) {
       const auto iv = curve::hnode_interval<C>(c);
       // moving splitters down to iv.start keeps them sorted: none lies in (iv.start, moved)
-      for (auto it = std::upper_bound(s.begin(), s.end(), iv.start); it != s.end() && *it < iv.end; ++it)
+      for (auto it = std::upper_bound(s.begin(), s.end(), iv.start); it != s.end() && *it < iv.end;
+           ++it)
         *it = iv.start;
     }
     return out;
@@ -135,13 +143,19 @@ class SegmentMap {
           if (off == 0) continue;
           self = false;
           if (off < 0) {
-            if (nb.anchor[d] > 0) --nb.anchor[d];
-            else if (per[d]) nb.anchor[d] = n - 1;
-            else inside = false;
+            if (nb.anchor[d] > 0)
+              --nb.anchor[d];
+            else if (per[d])
+              nb.anchor[d] = n - 1;
+            else
+              inside = false;
           } else {
-            if (nb.anchor[d] + 1 < n) ++nb.anchor[d];
-            else if (per[d]) nb.anchor[d] = 0;
-            else inside = false;
+            if (nb.anchor[d] + 1 < n)
+              ++nb.anchor[d];
+            else if (per[d])
+              nb.anchor[d] = 0;
+            else
+              inside = false;
           }
         }
         if (!self && inside) collect_touching(nb, root, rank, per, out);
@@ -158,12 +172,12 @@ class SegmentMap {
   template <class Archive>
   void serialize(Archive& ar, unsigned /*version*/) {
     std::uint64_t n = splitters_.size();
-    ar & n;
+    ar& n;
     splitters_.resize(static_cast<std::size_t>(n));
     for (auto& s : splitters_) {
       std::uint64_t lo = static_cast<std::uint64_t>(s), hi = 0;
       if constexpr (sizeof(index_type) > 8) hi = static_cast<std::uint64_t>(s >> 64);
-      ar & lo & hi;
+      ar& lo& hi;
       s = static_cast<index_type>(lo);
       if constexpr (sizeof(index_type) > 8) s |= static_cast<index_type>(hi) << 64;
     }
@@ -173,7 +187,8 @@ class SegmentMap {
   /// Do the closed boxes of two cells meet (share at least a corner), with wrap-around on the
   /// periodic axes? Compared at the finer level; 128-bit arithmetic, since arity^max_level may
   /// not fit a signed 64-bit integer.
-  static bool touches(const Cell<dim>& a, const Cell<dim>& b, const Periodicity<dim>& per) noexcept {
+  static bool touches(const Cell<dim>& a, const Cell<dim>& b,
+                      const Periodicity<dim>& per) noexcept {
     __extension__ typedef __int128 wide;
     const int m = std::max(a.level, b.level);
     const wide n = static_cast<wide>(ipow<uint128_t>(static_cast<uint128_t>(C::arity), m));
@@ -192,8 +207,8 @@ class SegmentMap {
   }
 
   /// Adds the owners (other than rank) of the parts of `x` that touch `root`.
-  void collect_touching(const Cell<dim>& x, const Cell<dim>& root, int rank, const Periodicity<dim>& per,
-                        std::vector<int>& out) const {
+  void collect_touching(const Cell<dim>& x, const Cell<dim>& root, int rank,
+                        const Periodicity<dim>& per, std::vector<int>& out) const {
     const auto ow = owners(x);
     if (ow.size() <= 1 || x.level >= C::max_level) {
       for (int k : ow)
@@ -205,7 +220,8 @@ class SegmentMap {
       Cell<dim> child;
       child.level = x.level + 1;
       for (int d = 0, t = pos; d < dim; ++d, t /= C::arity)
-        child.anchor[d] = x.anchor[d] * static_cast<coord_t>(C::arity) + static_cast<coord_t>(t % C::arity);
+        child.anchor[d] =
+            x.anchor[d] * static_cast<coord_t>(C::arity) + static_cast<coord_t>(t % C::arity);
       if (touches(child, root, per)) collect_touching(child, root, rank, per, out);
     }
   }
@@ -213,10 +229,13 @@ class SegmentMap {
   std::vector<index_type> splitters_;
 };
 
-static_assert(OwnershipMap<SegmentMap<curve::Morton<2>>> && OwnershipMap<SegmentMap<curve::Morton<3>>> &&
-              OwnershipMap<SegmentMap<curve::Hilbert<2>>> && OwnershipMap<SegmentMap<curve::Hilbert<3>>> &&
-              OwnershipMap<SegmentMap<curve::Peano<2>>> && OwnershipMap<SegmentMap<curve::Peano<3>>> &&
-              OwnershipMap<SegmentMap<curve::Morton<2, uint128_t>>>,
+static_assert(OwnershipMap<SegmentMap<curve::Morton<2>>> &&
+                  OwnershipMap<SegmentMap<curve::Morton<3>>> &&
+                  OwnershipMap<SegmentMap<curve::Hilbert<2>>> &&
+                  OwnershipMap<SegmentMap<curve::Hilbert<3>>> &&
+                  OwnershipMap<SegmentMap<curve::Peano<2>>> &&
+                  OwnershipMap<SegmentMap<curve::Peano<3>>> &&
+                  OwnershipMap<SegmentMap<curve::Morton<2, uint128_t>>>,
               "irregular::SegmentMap must satisfy irregular::OwnershipMap");
 
 }  // namespace irregular

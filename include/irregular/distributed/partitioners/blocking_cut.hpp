@@ -57,37 +57,42 @@ struct ChainCut {
   }
 };
 
-
 namespace detail {
 
 /// The optimal cut from the distributed separator windows (see blocking_partition): the exact
 /// search, the balanced separators, and one all_gather of both candidate cuts so that every
-/// rank makes partition::detail_bal::balance_or_greedy's choice alike. nullopt only when
+/// rank makes partition::detail::balance_or_greedy's choice alike. nullopt only when
 /// rounding made the DirectCut bound infeasible (the caller then takes the pipelined probes).
 /// Collective over comm.
 template <class Bounds>
-std::optional<ChainCut> distributed_window_cut(const boost::mpi::communicator& comm, const ChainPrefix& prefix,
-                                               std::uint64_t first_global, std::uint64_t n_global, double W,
-                                               double wmax, double ub, Bounds bounds, const detail_win::WindowPlan& plan,
-                                               const std::vector<std::uint64_t>& recv, const CutCounter& count) {
+std::optional<ChainCut> distributed_window_cut(const boost::mpi::communicator& comm,
+                                               const ChainPrefix& prefix,
+                                               std::uint64_t first_global, std::uint64_t n_global,
+                                               double W, double wmax, double ub, Bounds bounds,
+                                               const detail::WindowPlan& plan,
+                                               const std::vector<std::uint64_t>& recv,
+                                               const CutCounter& count) {
   const auto up = static_cast<std::size_t>(comm.size());
-  detail_win::Windows w = detail_win::exchange_windows(comm, prefix, first_global, plan, recv, count);
+  detail::Windows w = detail::exchange_windows(comm, prefix, first_global, plan, recv, count);
   if (count.s) {
     count.s->distributed = true;
     count.s->window = w.prev.g.size() + w.cur.g.size();
   }
   auto cost = [](std::size_t, double g0, double g1) { return g1 - g0; };
-  detail_win::WindowSearch search(comm, std::move(w), up, W, cost, bounds, count);
-  const double lb = std::max(0.0, std::max(W / static_cast<double>(up), wmax) - 16 * std::numeric_limits<double>::epsilon() * W);
+  detail::WindowSearch search(comm, std::move(w), up, W, cost, bounds, count);
+  const double lb = std::max(0.0, std::max(W / static_cast<double>(up), wmax) -
+                                      16 * std::numeric_limits<double>::epsilon() * W);
   if (!search.solve(std::min(lb, ub), ub, true)) return std::nullopt;
-  const auto bal = detail_win::balanced_pass(comm, search, n_global, W, count);
-  // Rank j's record: greedy s_j, balanced s_{j-1} and (rank p-1) balanced s_{p-1}, each with its prefix.
+  const auto bal = detail::balanced_pass(comm, search, n_global, W, count);
+  // Rank j's record: greedy s_j, balanced s_{j-1} and (rank p-1) balanced s_{p-1}, each with its
+  // prefix.
   const auto& win = search.windows();
-  auto g = [](std::uint64_t x, const detail_win::Window& v) {
-    return x == detail_win::no_position ? 0 : std::bit_cast<std::uint64_t>(v.at(x));
+  auto g = [](std::uint64_t x, const detail::Window& v) {
+    return x == detail::unmapped_position ? 0 : std::bit_cast<std::uint64_t>(v.at(x));
   };
-  const std::array<std::uint64_t, 6> rec{search.separator(), g(search.separator(), win.cur), bal[0], g(bal[0], win.prev),
-                                         bal[1], g(bal[1], win.cur)};
+  const std::array<std::uint64_t, 6> rec{
+      search.separator(), g(search.separator(), win.cur), bal[0], g(bal[0], win.prev), bal[1],
+      g(bal[1], win.cur)};
   std::vector<std::uint64_t> all(6 * up);
   boost::mpi::all_gather(comm, rec.data(), 6, all.data());
   count.collective(sizeof rec, sizeof rec * up);
@@ -98,18 +103,21 @@ std::optional<ChainCut> distributed_window_cut(const boost::mpi::communicator& c
   for (std::size_t j = 1; j < up; ++j) {
     R[j] = all[6 * j];
     GR[j] = std::bit_cast<double>(all[6 * j + 1]);
-    const std::size_t from = j + 1 < up ? 6 * (j + 1) + 2 : 6 * j + 4;  // s_{p-1} is rank p-1's second
+    const std::size_t from =
+        j + 1 < up ? 6 * (j + 1) + 2 : 6 * j + 4;  // s_{p-1} is rank p-1's second
     S[j] = all[from];
     GS[j] = std::bit_cast<double>(all[from + 1]);
   }
   auto prefix_of = [](const std::vector<std::size_t>& s, const std::vector<double>& gs) {
-    return [&s, &gs](std::size_t x) { return gs[static_cast<std::size_t>(std::upper_bound(s.begin(), s.end(), x) - s.begin()) - 1]; };
+    return [&s, &gs](std::size_t x) {
+      return gs[static_cast<std::size_t>(std::upper_bound(s.begin(), s.end(), x) - s.begin()) - 1];
+    };
   };
   bool greedy_empty = false;
   for (std::size_t k = 0; k < up; ++k) greedy_empty = greedy_empty || R[k] == R[k + 1];
   const bool greedy = up > 1 && !(n_global >= up && greedy_empty) &&
-                      partition::detail_bal::unevenness<double>(prefix_of(R, GR), up, R.data()) <
-                          partition::detail_bal::unevenness<double>(prefix_of(S, GS), up, S.data());
+                      partition::detail::unevenness<double>(prefix_of(R, GR), up, R.data()) <
+                          partition::detail::unevenness<double>(prefix_of(S, GS), up, S.data());
   const auto& seps = greedy ? R : S;
   const auto& gs = greedy ? GR : GS;
   ChainCut cut;
@@ -264,15 +272,15 @@ struct BlockingChain {
 
   /// The distributed windows under bound ub, and the sizes that the alltoall announces.
   template <class Bounds>
-  [[nodiscard]] detail_win::WindowPlan window_plan(double ub, const Bounds& bounds) const {
+  [[nodiscard]] detail::WindowPlan window_plan(double ub, const Bounds& bounds) const {
     std::vector<double> wlo(up, 0.0), whi(up, 0.0);
     for (std::size_t j = 1; j < up; ++j) {
       const auto r = bounds(j, ub);
       wlo[j] = r[0];
       whi[j] = r[1];
     }
-    return detail_win::WindowPlan(prefix, n + (rank == p - 1 ? 1 : 0), p, up, std::move(wlo),
-                                  std::move(whi));
+    return detail::WindowPlan(prefix, n + (rank == p - 1 ? 1 : 0), p, up, std::move(wlo),
+                              std::move(whi));
   }
 
   /// The path: {window positions to gather in all, 1 when some rank would hold more than
@@ -349,8 +357,8 @@ struct BlockingChain {
       const auto it = std::upper_bound(pos.begin(), pos.end(), static_cast<std::uint64_t>(x));
       return val[static_cast<std::size_t>(it - pos.begin()) - 1];
     };
-    partition::detail_bal::balance_or_greedy<double>(
-        global_prefix, static_cast<std::size_t>(n_global), up, best, R.data(), seps.data());
+    partition::detail::balance_or_greedy<double>(global_prefix, static_cast<std::size_t>(n_global),
+                                                 up, best, R.data(), seps.data());
     reply[0] = std::bit_cast<std::uint64_t>(best);
     for (std::size_t k = 0; k <= up; ++k) reply[1 + k] = seps[k];
     for (std::size_t k = 0; k < up; ++k)
@@ -481,7 +489,7 @@ inline ChainCut blocking_partition(const boost::mpi::communicator& comm,
       8 * std::numeric_limits<double>::epsilon() * (static_cast<double>(p) + 2) * W;
   const detail::WindowGather gather = chain.window_gather(ub, delta);
   const auto bounds = detail::separator_window_bounds(W, delta, chain.up);
-  detail_win::WindowPlan plan = chain.window_plan(ub, bounds);
+  detail::WindowPlan plan = chain.window_plan(ub, bounds);
   plan.counts[0] = 2 * gather.count;  // rank 0 holds no window: its slot carries the gather size
   std::vector<std::uint64_t> recv(chain.up);
   boost::mpi::all_to_all(comm, plan.counts, recv);

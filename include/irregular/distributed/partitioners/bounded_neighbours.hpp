@@ -10,8 +10,8 @@
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/curve/interval.hpp>
-#include <irregular/distributed/partitioners/partitioner.hpp>
 #include <irregular/distributed/maps/row_map.hpp>
+#include <irregular/distributed/partitioners/partitioner.hpp>
 #include <irregular/mpi/collective_error.hpp>
 #include <irregular/rows/bound.hpp>
 #include <irregular/rows/cuts.hpp>
@@ -57,7 +57,8 @@ struct BoundedNeighbours {
   CutsChecking checking = CutsChecking::greedy;
   rows::TradeOff trade_off{};
   std::uint64_t cells_per_part = 16;
-  std::uint64_t room_factor = 4;  ///< automatic level: the grid hosts at least this many times the parts
+  std::uint64_t room_factor =
+      4;  ///< automatic level: the grid hosts at least this many times the parts
   std::uint64_t max_grid_cells = std::uint64_t{1} << 22;  // 32 MiB of doubles when replicated
 
   template <SpaceFillingCurve C>
@@ -81,34 +82,43 @@ struct BoundedNeighbours {
   /// host the parts under the NS rule (the message gives the largest feasible number).
   template <SpaceFillingCurve C>
   int grid_level(int parts) const {
-    static_assert(C::dim == 2, "irregular::partitioner::BoundedNeighbours: 2D curves (row-major grids)");
+    static_assert(C::dim == 2,
+                  "irregular::partitioner::BoundedNeighbours: 2D curves (row-major grids)");
     const auto b = bound();
     (void)b.min_cells({1, 1}, 1);  // NS < 2 throws here
     trade_off.validate();
-    if (level < -1) throw invalid_argument("irregular::partitioner::BoundedNeighbours: level must be >= 0, or -1 for automatic");
+    if (level < -1)
+      throw invalid_argument(
+          "irregular::partitioner::BoundedNeighbours: level must be >= 0, or -1 for automatic");
     if (parts < 1) throw invalid_argument("irregular::partitioner::BoundedNeighbours: zero parts");
     const std::uint64_t cap = std::min<std::uint64_t>(max_grid_cells, INT_MAX);
     // Room to balance: a grid that hosts exactly p parts leaves the cuts no freedom (NS = 2 on
     // p rows: one row each, whatever the loads), so the automatic level asks for room_factor x.
     auto hosts = [&](int g, std::uint64_t room) {
-      const auto n = static_cast<std::size_t>(std::sqrt(static_cast<double>(grid_cells<C>(g))) + 0.5);
+      const auto n =
+          static_cast<std::size_t>(std::sqrt(static_cast<double>(grid_cells<C>(g))) + 0.5);
       return b.max_parts({n, n}) >= room * static_cast<std::size_t>(parts);
     };
     int g = level;
     if (g < 0) {
       g = 0;
       const std::uint64_t want = cells_per_part * static_cast<std::uint64_t>(parts);
-      while (g < C::max_level && (grid_cells<C>(g) < want || !hosts(g, room_factor)) && grid_cells<C>(g + 1) <= cap) ++g;
+      while (g < C::max_level && (grid_cells<C>(g) < want || !hosts(g, room_factor)) &&
+             grid_cells<C>(g + 1) <= cap)
+        ++g;
     }
     if (g > C::max_level)
-      throw invalid_argument("irregular::partitioner::BoundedNeighbours: grid level " + std::to_string(g) +
-                             " exceeds the curve's max_level " + std::to_string(C::max_level));
+      throw invalid_argument("irregular::partitioner::BoundedNeighbours: grid level " +
+                             std::to_string(g) + " exceeds the curve's max_level " +
+                             std::to_string(C::max_level));
     const auto cells = grid_cells<C>(g);
     if (cells > cap)
-      throw invalid_argument("irregular::partitioner::BoundedNeighbours: the grid at level " + std::to_string(g) +
-                             " has more than " + std::to_string(cap) + " cells (max_grid_cells); choose a coarser level");
+      throw invalid_argument("irregular::partitioner::BoundedNeighbours: the grid at level " +
+                             std::to_string(g) + " has more than " + std::to_string(cap) +
+                             " cells (max_grid_cells); choose a coarser level");
     const auto n = static_cast<std::size_t>(std::sqrt(static_cast<double>(cells)) + 0.5);
-    b.validate({n, n}, static_cast<std::size_t>(parts));  // names the largest feasible number of parts
+    b.validate({n, n},
+               static_cast<std::size_t>(parts));  // names the largest feasible number of parts
     return g;
   }
 
@@ -120,10 +130,12 @@ struct BoundedNeighbours {
   /// Collective over comm. Throws irregular::collective_error on every rank when any rank has
   /// a negative or non-finite load; nothing is changed then.
   template <SpaceFillingCurve C>
-  RowMap<C> partition(const boost::mpi::communicator& comm, const LeafChain<C>& chain, const RowMap<C>* current) const {
+  RowMap<C> partition(const boost::mpi::communicator& comm, const LeafChain<C>& chain,
+                      const RowMap<C>* current) const {
     const int np = comm.size(), me = comm.rank();
     const int g = mpi::agree(comm, [&] { return grid_level<C>(np); });
-    const RowMap<C> shape(g, std::vector<std::uint64_t>{0, grid_cells<C>(g)});  // positions at level g
+    const RowMap<C> shape(g,
+                          std::vector<std::uint64_t>{0, grid_cells<C>(g)});  // positions at level g
     const std::uint64_t N = grid_cells<C>(g);
     const auto pnp = static_cast<std::size_t>(np);
 
@@ -132,27 +144,31 @@ struct BoundedNeighbours {
     std::vector<std::pair<std::uint64_t, double>> mine;
     mpi::agree(comm, [&] {
       if (chain.loads.size() != chain.leaves.size())
-        throw invalid_argument("irregular::partitioner::BoundedNeighbours: " + std::to_string(chain.loads.size()) +
-                               " loads for " + std::to_string(chain.leaves.size()) + " leaves");
+        throw invalid_argument(
+            "irregular::partitioner::BoundedNeighbours: " + std::to_string(chain.loads.size()) +
+            " loads for " + std::to_string(chain.leaves.size()) + " leaves");
       mine.reserve(chain.leaves.size());
       for (std::size_t i = 0; i < chain.leaves.size(); ++i) {
         const double l = chain.loads[i];
         if (!(l >= 0) || !std::isfinite(l))
-          throw invalid_argument("irregular::partitioner::BoundedNeighbours: leaf " + std::to_string(i) + " on rank " +
-                                 std::to_string(me) + " has load " + std::to_string(l) +
+          throw invalid_argument("irregular::partitioner::BoundedNeighbours: leaf " +
+                                 std::to_string(i) + " on rank " + std::to_string(me) +
+                                 " has load " + std::to_string(l) +
                                  " (loads must be non-negative and finite)");
         mine.emplace_back(shape.load_position(chain.leaves.cell(i)), l);
       }
       return 0;
     });
-    std::sort(mine.begin(), mine.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::sort(mine.begin(), mine.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
 
     // Phase 1, trade-off evaluation: one all-gather of (current load, loads inside my old run).
     const bool same_grid = current && current->level() == g && current->parts() == np;
     double local[2] = {0, 1};
     for (const auto& [x, l] : mine) {
       local[0] += l;
-      if (!same_grid || x < current->cuts()[static_cast<std::size_t>(me)] || x >= current->cuts()[static_cast<std::size_t>(me) + 1])
+      if (!same_grid || x < current->cuts()[static_cast<std::size_t>(me)] ||
+          x >= current->cuts()[static_cast<std::size_t>(me) + 1])
         local[1] = 0;
     }
     std::vector<double> gathered(2 * pnp);
@@ -168,16 +184,20 @@ struct BoundedNeighbours {
       if (!d.balance) return *current;
     }
 
-    const auto grid = rows::Grid{static_cast<std::size_t>(shape.grid().rows), static_cast<std::size_t>(shape.grid().columns)};
+    const auto grid = rows::Grid{static_cast<std::size_t>(shape.grid().rows),
+                                 static_cast<std::size_t>(shape.grid().columns)};
     std::vector<std::size_t> cuts;
     if (checking == CutsChecking::optimal || !protocol) {
       // The whole grid, replicated (one all_reduce): our optimal legal partition needs every
       // cell, and without an old run map of this grid no process can place cuts alone.
-      std::vector<double> dense(static_cast<std::size_t>(N), 0.0), total(static_cast<std::size_t>(N), 0.0);
+      std::vector<double> dense(static_cast<std::size_t>(N), 0.0),
+          total(static_cast<std::size_t>(N), 0.0);
       for (const auto& [x, l] : mine) dense[static_cast<std::size_t>(x)] += l;
-      boost::mpi::all_reduce(comm, dense.data(), static_cast<int>(N), total.data(), std::plus<double>());
+      boost::mpi::all_reduce(comm, dense.data(), static_cast<int>(N), total.data(),
+                             std::plus<double>());
       if (checking == CutsChecking::optimal)
-        return RowMap<C>(g, widen(rows::optimal_legal_cuts<double>(grid, bound(), total, pnp).separators));
+        return RowMap<C>(
+            g, widen(rows::optimal_legal_cuts<double>(grid, bound(), total, pnp).separators));
       cuts = rows::paper_cuts<double>(total, pnp);
     } else {
       cuts = list_and_share_cuts(comm, *current, mine, el_part);
@@ -187,7 +207,9 @@ struct BoundedNeighbours {
   }
 
  private:
-  static std::vector<std::uint64_t> widen(const std::vector<std::size_t>& c) { return {c.begin(), c.end()}; }
+  static std::vector<std::uint64_t> widen(const std::vector<std::size_t>& c) {
+    return {c.begin(), c.end()};
+  }
 
   /// Phase 2, cuts computation, on the old runs: every process places the new cuts whose
   /// targets k * total / p fall inside its old run (ListCuts, from its own cells only) and
@@ -196,10 +218,12 @@ struct BoundedNeighbours {
   /// in ONE all_gatherv whose counts are the ReceiveCuts every process already knows.
   /// Collective over comm.
   template <SpaceFillingCurve C>
-  static std::vector<std::size_t> list_and_share_cuts(const boost::mpi::communicator& comm, const RowMap<C>& old,
-                                                      const std::vector<std::pair<std::uint64_t, double>>& mine,
-                                                      const std::vector<double>& el_part) {
-    const auto np = static_cast<std::size_t>(comm.size()), me = static_cast<std::size_t>(comm.rank());
+  static std::vector<std::size_t> list_and_share_cuts(
+      const boost::mpi::communicator& comm, const RowMap<C>& old,
+      const std::vector<std::pair<std::uint64_t, double>>& mine,
+      const std::vector<double>& el_part) {
+    const auto np = static_cast<std::size_t>(comm.size()),
+               me = static_cast<std::size_t>(comm.rank());
     const std::uint64_t N = old.cuts().back();
     const double total = std::accumulate(el_part.begin(), el_part.end(), 0.0);
     std::vector<std::size_t> cuts(np + 1, static_cast<std::size_t>(N));
@@ -211,17 +235,20 @@ struct BoundedNeighbours {
     const auto holders = rows::cut_holders<double>(el_part, np);
     std::vector<int> receive(np, 0);
     for (int h : holders) ++receive[static_cast<std::size_t>(h)];
-    const auto lo = static_cast<std::size_t>(old.cuts()[me]), hi = static_cast<std::size_t>(old.cuts()[me + 1]);
+    const auto lo = static_cast<std::size_t>(old.cuts()[me]),
+               hi = static_cast<std::size_t>(old.cuts()[me + 1]);
     std::vector<double> segment(hi - lo, 0.0);
     for (const auto& [x, l] : mine) segment[static_cast<std::size_t>(x) - lo] += l;
-    const double before = std::accumulate(el_part.begin(), el_part.begin() + static_cast<std::ptrdiff_t>(me), 0.0);
+    const double before =
+        std::accumulate(el_part.begin(), el_part.begin() + static_cast<std::ptrdiff_t>(me), 0.0);
     auto list = rows::list_cuts<double, double>(segment, lo, before, total, np);
     // Rounding may disagree with the gathered sums by an ulp: keep exactly ReceiveCuts[me].
     list.resize(static_cast<std::size_t>(receive[me]), hi);
     std::vector<std::uint64_t> out(list.begin(), list.end()), all(holders.size());
     boost::mpi::all_gatherv(comm, out, all, receive);
     for (std::size_t k = 0; k < all.size(); ++k) cuts[k + 1] = static_cast<std::size_t>(all[k]);
-    for (std::size_t k = 1; k < np; ++k) cuts[k] = std::max(cuts[k], cuts[k - 1]);  // monotone after rounding
+    for (std::size_t k = 1; k < np; ++k)
+      cuts[k] = std::max(cuts[k], cuts[k - 1]);  // monotone after rounding
     return cuts;
   }
 };

@@ -50,9 +50,12 @@ struct PointsProbeCarry {
   std::uint64_t part_start = 0;  // prefix value where the open part began
   std::uint64_t parts = 1;       // parts opened so far
   std::uint64_t attained = 0;    // largest closed part load
-  std::uint64_t extension = std::numeric_limits<std::uint64_t>::max();  // least load that lets a part grow
+  std::uint64_t extension =
+      std::numeric_limits<std::uint64_t>::max();  // least load that lets a part grow
   template <class Archive>
-  void serialize(Archive& ar, unsigned) { ar & part_start & parts & attained & extension; }
+  void serialize(Archive& ar, unsigned) {
+    ar& part_start& parts& attained& extension;
+  }
 };
 
 /// Greedy probe over one slice: each part takes the longest run with load <= B. Precondition:
@@ -63,9 +66,11 @@ inline void points_probe_slice(std::span<const std::uint64_t> q, std::uint64_t B
   std::size_t j = 0;
   while (j < m && c.parts <= max_parts) {
     const std::uint64_t limit = c.part_start + B;
-    const auto s = static_cast<std::size_t>(
-                       std::upper_bound(q.begin() + static_cast<std::ptrdiff_t>(j) + 1, q.end(), limit) -
-                       q.begin()) - 1;
+    const auto s =
+        static_cast<std::size_t>(
+            std::upper_bound(q.begin() + static_cast<std::ptrdiff_t>(j) + 1, q.end(), limit) -
+            q.begin()) -
+        1;
     if (s == m) return;  // the part runs on into the next slice
     // The part closes before element s; Nicol: the least extension bounds the optimum below.
     c.attained = std::max(c.attained, q[s] - c.part_start);

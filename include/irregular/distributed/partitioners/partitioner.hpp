@@ -21,6 +21,10 @@ template <SpaceFillingCurve C>
 struct LeafChain {
   const LocalLeaves<C>& leaves;
   std::span<const double> loads;
+  /// Relative capacity of each part in chain order (kaddoura-ranka §3.1): part k's share of the
+  /// load follows capacities[k]. Empty: equal parts. Partitioners whose parts are curve segments
+  /// honour it; rebalance() refuses capacities for the others before calling them.
+  std::span<const double> capacities{};
 };
 
 /// A partitioner policy P for curve C:
@@ -28,16 +32,19 @@ struct LeafChain {
 ///  - `p.check<C>(parts)`: throws irregular::invalid_argument when its options cannot work
 ///    (an unknown algorithm, a grid too large); called when a domain is constructed;
 ///  - `p.partition<C>(comm, chain, current)`: the next map, identical on every rank;
-///    `current` is the map in force (nullptr on the first partition of a build). Collective.
+///    `current` is the map in force (nullptr on the first partition of a build; never nullptr
+///    when the chain carries capacities). Collective.
+/// The policy is the only door to a new map: the domains never cut the chain themselves.
 template <class P, class C>
-concept Partitioner =
-    SpaceFillingCurve<C> && std::copy_constructible<P> &&
-    requires { typename P::template map_type<C>; } &&
-    OwnershipMap<typename P::template map_type<C>> &&
+concept Partitioner = SpaceFillingCurve<C> && std::copy_constructible<P> && requires {
+  typename P::template map_type<C>;
+} && OwnershipMap<typename P::template map_type<C>> &&
     requires(const P& p, const boost::mpi::communicator& comm, const LeafChain<C>& chain,
              const typename P::template map_type<C>* current, int parts) {
-      p.template check<C>(parts);
-      { p.template partition<C>(comm, chain, current) } -> std::same_as<typename P::template map_type<C>>;
-    };
+  p.template check<C>(parts);
+  {
+    p.template partition<C>(comm, chain, current)
+    } -> std::same_as<typename P::template map_type<C>>;
+};
 
 }  // namespace irregular

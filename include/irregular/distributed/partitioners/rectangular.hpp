@@ -7,8 +7,8 @@
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/curve/interval.hpp>
-#include <irregular/distributed/partitioners/partitioner.hpp>
 #include <irregular/distributed/maps/rectangle_map.hpp>
+#include <irregular/distributed/partitioners/partitioner.hpp>
 #include <irregular/rect/load_matrix.hpp>
 #include <irregular/rect/registry.hpp>
 
@@ -52,30 +52,36 @@ struct Rectangular {
   /// is outside [0, max_level] or its grid exceeds max_grid_cells.
   template <SpaceFillingCurve C>
   int grid_level(int parts) const {
-    static_assert(C::dim == 2 || C::dim == 3, "irregular::partitioner::Rectangular: 2D or 3D curves");
+    static_assert(C::dim == 2 || C::dim == 3,
+                  "irregular::partitioner::Rectangular: 2D or 3D curves");
     int g = level;
     if (g < 0) {
       g = 0;
       const std::uint64_t want = cells_per_part * static_cast<std::uint64_t>(parts);
-      while (g < C::max_level && grid_cells<C>(g) < want && grid_cells<C>(g + 1) <= max_grid_cells) ++g;
+      while (g < C::max_level && grid_cells<C>(g) < want && grid_cells<C>(g + 1) <= max_grid_cells)
+        ++g;
     }
     if (g > C::max_level)
-      throw invalid_argument("irregular::partitioner::Rectangular: grid level " + std::to_string(g) +
-                             " exceeds the curve's max_level " + std::to_string(C::max_level));
+      throw invalid_argument("irregular::partitioner::Rectangular: grid level " +
+                             std::to_string(g) + " exceeds the curve's max_level " +
+                             std::to_string(C::max_level));
     const auto cells = grid_cells<C>(g);
     const std::uint64_t cap = std::min<std::uint64_t>(max_grid_cells, INT_MAX);
     if (cells > cap)
-      throw invalid_argument("irregular::partitioner::Rectangular: the grid at level " + std::to_string(g) +
-                             " has " + (cells == UINT64_MAX ? std::string("more than 2^64") : std::to_string(cells)) +
-                             " cells, more than the limit of " + std::to_string(cap) +
-                             " (max_grid_cells); choose a coarser level");
+      throw invalid_argument(
+          "irregular::partitioner::Rectangular: the grid at level " + std::to_string(g) + " has " +
+          (cells == UINT64_MAX ? std::string("more than 2^64") : std::to_string(cells)) +
+          " cells, more than the limit of " + std::to_string(cap) +
+          " (max_grid_cells); choose a coarser level");
     return g;
   }
 
   template <SpaceFillingCurve C>
   void check(int parts) const {
     (void)rect::make_partitioner<double, C::dim>(algorithm);  // unknown names throw here
-    if (level < -1) throw invalid_argument("irregular::partitioner::Rectangular: level must be >= 0, or -1 for automatic");
+    if (level < -1)
+      throw invalid_argument(
+          "irregular::partitioner::Rectangular: level must be >= 0, or -1 for automatic");
     (void)grid_level<C>(parts);
   }
 
@@ -108,11 +114,13 @@ struct Rectangular {
         Cell<dim> sub;
         sub.level = g;
         std::size_t t = k;
-        for (int d = 0; d < dim; ++d, t /= f) sub.anchor[d] = c.anchor[d] * f + static_cast<coord_t>(t % f);
+        for (int d = 0; d < dim; ++d, t /= f)
+          sub.anchor[d] = c.anchor[d] * f + static_cast<coord_t>(t % f);
         grid[at(sub)] += chain.loads[i] / static_cast<double>(block);
       }
     }
-    boost::mpi::all_reduce(comm, grid.data(), static_cast<int>(cells), total.data(), std::plus<double>());
+    boost::mpi::all_reduce(comm, grid.data(), static_cast<int>(cells), total.data(),
+                           std::plus<double>());
     const rect::LoadGrid<double, dim> matrix(ext, std::move(total));
     const auto cut = rect::make_partitioner<double, dim>(algorithm);
     return RectangleMap<C>(g, cut(matrix, matrix.box(), static_cast<std::size_t>(comm.size())));

@@ -7,10 +7,10 @@
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/distributed/maps/ownership_map.hpp>
+#include <irregular/distributed/maps/segment_map.hpp>
 #include <irregular/distributed/partitioners/bounded_neighbours.hpp>
 #include <irregular/distributed/partitioners/partitioner.hpp>
 #include <irregular/distributed/partitioners/rectangular.hpp>
-#include <irregular/distributed/maps/segment_map.hpp>
 #include <irregular/distributed/partitioners/sfc_blocking.hpp>
 #include <irregular/rect/registry.hpp>
 
@@ -40,7 +40,8 @@ struct Kinds<C, true, false> {
 };
 template <SpaceFillingCurve C>  // 2D: the bounded-neighbours row maps too
 struct Kinds<C, true, true> {
-  using Policies = std::variant<partitioner::SfcBlocking, partitioner::Rectangular, partitioner::BoundedNeighbours>;
+  using Policies = std::variant<partitioner::SfcBlocking, partitioner::Rectangular,
+                                partitioner::BoundedNeighbours>;
   using Maps = std::variant<SegmentMap<C>, RectangleMap<C>, RowMap<C>>;
 };
 
@@ -50,11 +51,19 @@ inline bool parse_bounded_neighbours(const std::string& n, partitioner::BoundedN
   if (n.rfind("BN-", 0) != 0) return false;
   std::size_t i = 3, digits = 0;
   int ns = 0;
-  for (; i < n.size() && std::isdigit(static_cast<unsigned char>(n[i])) && digits < 6; ++i, ++digits) ns = ns * 10 + (n[i] - '0');
+  for (; i < n.size() && std::isdigit(static_cast<unsigned char>(n[i])) && digits < 6;
+       ++i, ++digits)
+    ns = ns * 10 + (n[i] - '0');
   if (digits == 0) return false;
   bn.ns = ns;
-  if (n.compare(i, 2, "-8") == 0) { bn.stencil = rows::Stencil::eight; i += 2; }
-  if (n.compare(i, 2, "-T") == 0) { bn.toroidal = true; i += 2; }
+  if (n.compare(i, 2, "-8") == 0) {
+    bn.stencil = rows::Stencil::eight;
+    i += 2;
+  }
+  if (n.compare(i, 2, "-T") == 0) {
+    bn.toroidal = true;
+    i += 2;
+  }
   return i == n.size();
 }
 
@@ -77,24 +86,34 @@ class AnyOwnershipMap {
   AnyOwnershipMap() = default;
   explicit AnyOwnershipMap(int parts) : map_(SegmentMap<C>(parts)) {}
   template <class M>
-    requires std::is_constructible_v<variant_type, M>
-  AnyOwnershipMap(M map) : map_(std::move(map)) {}  // NOLINT: a map is an AnyOwnershipMap
+  requires std::is_constructible_v<variant_type, M> AnyOwnershipMap(M map)
+      : map_(std::move(map)) {}  // NOLINT: a map is an AnyOwnershipMap
 
   /// The concrete map, or nullptr when it holds another kind.
   template <class M>
-  [[nodiscard]] const M* get_if() const noexcept { return std::get_if<M>(&map_); }
+  [[nodiscard]] const M* get_if() const noexcept {
+    return std::get_if<M>(&map_);
+  }
   [[nodiscard]] const variant_type& variant() const noexcept { return map_; }
 
-  [[nodiscard]] int parts() const { return visit([](const auto& m) { return m.parts(); }); }
-  [[nodiscard]] int owner(index_type i) const { return visit([&](const auto& m) { return m.owner(i); }); }
-  [[nodiscard]] int leaf_owner(const Cell<dim>& c) const { return visit([&](const auto& m) { return m.leaf_owner(c); }); }
+  [[nodiscard]] int parts() const {
+    return visit([](const auto& m) { return m.parts(); });
+  }
+  [[nodiscard]] int owner(index_type i) const {
+    return visit([&](const auto& m) { return m.owner(i); });
+  }
+  [[nodiscard]] int leaf_owner(const Cell<dim>& c) const {
+    return visit([&](const auto& m) { return m.leaf_owner(c); });
+  }
   [[nodiscard]] std::vector<int> holders(IndexInterval<index_type> iv) const {
     return visit([&](const auto& m) { return m.holders(iv); });
   }
   [[nodiscard]] std::vector<int> neighbour_ranks(int rank, Periodicity<dim> per = {}) const {
     return visit([&](const auto& m) { return m.neighbour_ranks(rank, per); });
   }
-  [[nodiscard]] bool splits(const Cell<dim>& c) const { return visit([&](const auto& m) { return m.splits(c); }); }
+  [[nodiscard]] bool splits(const Cell<dim>& c) const {
+    return visit([&](const auto& m) { return m.splits(c); });
+  }
   [[nodiscard]] AnyOwnershipMap hold_whole(std::span<const Cell<dim>> cells) const {
     return std::visit([&](const auto& m) { return AnyOwnershipMap(m.hold_whole(cells)); }, map_);
   }
@@ -102,27 +121,31 @@ class AnyOwnershipMap {
   template <class Archive>
   void save(Archive& ar, unsigned) const {
     std::uint32_t kind = static_cast<std::uint32_t>(map_.index());
-    ar & kind;
-    std::visit([&](const auto& m) { ar & m; }, map_);
+    ar& kind;
+    std::visit([&](const auto& m) { ar& m; }, map_);
   }
   template <class Archive>
   void load(Archive& ar, unsigned) {
     std::uint32_t kind = 0;
-    ar & kind;
+    ar& kind;
     if (kind >= std::variant_size_v<variant_type>)
       throw invalid_argument("irregular::AnyOwnershipMap: unknown map kind in the archive");
     map_ = make(kind);
-    std::visit([&](auto& m) { ar & m; }, map_);
+    std::visit([&](auto& m) { ar& m; }, map_);
   }
   template <class Archive>
   void serialize(Archive& ar, unsigned version) {
-    if constexpr (Archive::is_saving::value) save(ar, version);
-    else load(ar, version);
+    if constexpr (Archive::is_saving::value)
+      save(ar, version);
+    else
+      load(ar, version);
   }
 
  private:
   template <class F>
-  decltype(auto) visit(F&& f) const { return std::visit(std::forward<F>(f), map_); }
+  decltype(auto) visit(F&& f) const {
+    return std::visit(std::forward<F>(f), map_);
+  }
   template <std::size_t K = 0>
   static variant_type make(std::uint32_t kind) {
     if constexpr (K + 1 < std::variant_size_v<variant_type>)
@@ -169,7 +192,9 @@ struct ByName {
     }
     throw invalid_argument("irregular::partitioner::ByName: unknown partitioner '" + name +
                            "' (known: SFC, SFC-GREEDY" +
-                           ((C::dim == 2 || C::dim == 3) ? ", the rectangular algorithms of rect::partitioner_names" : "") +
+                           ((C::dim == 2 || C::dim == 3)
+                                ? ", the rectangular algorithms of rect::partitioner_names"
+                                : "") +
                            (C::dim == 2 ? ", BN-<NS>[-8][-T])" : ")"));
   }
 
@@ -182,11 +207,13 @@ struct ByName {
   template <SpaceFillingCurve C>
   AnyOwnershipMap<C> partition(const boost::mpi::communicator& comm, const LeafChain<C>& chain,
                                const AnyOwnershipMap<C>* current) const {
-    return std::visit([&](const auto& p) -> AnyOwnershipMap<C> {
-      using M = typename std::remove_cvref_t<decltype(p)>::template map_type<C>;
-      const M* cur = current ? current->template get_if<M>() : nullptr;
-      return AnyOwnershipMap<C>(p.template partition<C>(comm, chain, cur));
-    }, by_name<C>());
+    return std::visit(
+        [&](const auto& p) -> AnyOwnershipMap<C> {
+          using M = typename std::remove_cvref_t<decltype(p)>::template map_type<C>;
+          const M* cur = current ? current->template get_if<M>() : nullptr;
+          return AnyOwnershipMap<C>(p.template partition<C>(comm, chain, cur));
+        },
+        by_name<C>());
   }
 };
 

@@ -5,10 +5,10 @@
 
 #include <irregular/core/assert.hpp>
 #include <irregular/core/concepts.hpp>
-#include <irregular/core/error.hpp>
 #include <irregular/core/detail/open_around.hpp>
-#include <irregular/distributed/htree/sample_sort.hpp>
+#include <irregular/core/error.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
+#include <irregular/distributed/htree/sample_sort.hpp>
 #include <irregular/mpi/collective_error.hpp>
 #include <irregular/mpi/counters.hpp>
 #include <irregular/mpi/detail/nbx.hpp>
@@ -43,14 +43,15 @@ struct LeafRecord {
 };
 }  // namespace detail
 
-namespace detail_migration {
+namespace detail {
 
 /// Where each destination's part of a sequence lies. `grouped`: every destination's items form
 /// one contiguous run of the input (elements sorted by key under a contiguous map), so they are
 /// sent from where they are; otherwise `order` lists the items destination by destination.
 struct Groups {
-  std::vector<std::size_t> begin, count;  // per destination: first position (in order or input), size
-  std::vector<std::size_t> order;         // empty when grouped
+  std::vector<std::size_t> begin,
+      count;                       // per destination: first position (in order or input), size
+  std::vector<std::size_t> order;  // empty when grouped
   bool grouped = true;
 
   [[nodiscard]] std::size_t at(std::size_t k) const { return grouped ? k : order[k]; }
@@ -84,12 +85,13 @@ inline Groups group(std::span<const int> dest, std::size_t p, bool allow_in_plac
   }
   g.order.resize(dest.size());
   auto fill = g.begin;
-  for (std::size_t i = 0; i < dest.size(); ++i) g.order[fill[static_cast<std::size_t>(dest[i])]++] = i;
+  for (std::size_t i = 0; i < dest.size(); ++i)
+    g.order[fill[static_cast<std::size_t>(dest[i])]++] = i;
   return g;
 }
 
 /// Last bytes of every migration message: how many elements and leaf records it carries.
-struct Trailer {
+struct MigrationTrailer {
   std::uint64_t elements;
   std::uint64_t records;
 };
@@ -101,7 +103,7 @@ struct Segment {
   std::size_t first, count, first_record, records;
 };
 
-}  // namespace detail_migration
+}  // namespace detail
 
 namespace detail {
 
@@ -113,9 +115,9 @@ struct Migration {
   using E = typename EV::value_type;
   using I = typename C::index_type;
   using Record = LeafRecord<I>;
-  using Groups = detail_migration::Groups;
-  using Segment = detail_migration::Segment;
-  using Trailer = detail_migration::Trailer;
+  using Groups = detail::Groups;
+  using Segment = detail::Segment;
+  using Trailer = detail::MigrationTrailer;
   static constexpr bool raw = mpi::is_raw_transportable<E>;
 
   const boost::mpi::communicator& comm;
@@ -163,11 +165,11 @@ struct Migration {
 
   /// Leaves are few and stored as structure of arrays: records grouped by destination.
   void group_leaves(std::span<const int> leaf_dest) {
-    lg = detail_migration::group(leaf_dest, P, false);
+    lg = detail::group(leaf_dest, P, false);
     records.resize(leaves.size());
     for (std::size_t k = 0; k < records.size(); ++k) {
       const std::size_t i = lg.order[k];
-      records[k] = Record{leaves.starts_[i], leaves.counts_[i], loads[i], leaves.levels_[i]};
+      records[k] = Record{leaves.starts()[i], leaves.counts()[i], loads[i], leaves.levels()[i]};
     }
   }
 
@@ -175,7 +177,7 @@ struct Migration {
   /// (what stays is never copied for sending); serialized ones are archived straight from
   /// `elements` in group order.
   void group_elements(std::span<const int> elem_dest) {
-    eg = detail_migration::group(elem_dest, P, true);
+    eg = detail::group(elem_dest, P, true);
     staying = eg.count[self];
     if constexpr (raw) {
       if (!eg.grouped) {
@@ -478,7 +480,7 @@ struct Migration {
   /// before the own part leaves `elements`: a failure anywhere leaves every rank's arrays as
   /// they were.
   void receive_serialized(int tag) {
-    mpi::detail_exchange::BufferSink<char, FrameBuffer> sink;
+    mpi::detail::BufferSink<char, FrameBuffer> sink;
     detail::nbx_exchange(comm, tag, std::span<const OutgoingGather>(sends), sink, stats);
     std::sort(sink.got.begin(), sink.got.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -523,9 +525,7 @@ struct Migration {
       std::sort(all_in.begin(), all_in.end(), by_start);
     leaves.clear();
     loads.clear();
-    leaves.starts_.reserve(all_in.size());
-    leaves.levels_.reserve(all_in.size());
-    leaves.counts_.reserve(all_in.size());
+    leaves.reserve(all_in.size());
     loads.reserve(all_in.size());
     for (const auto& rec : all_in) {
       leaves.push_back(rec.start, rec.level, rec.count);
@@ -539,7 +539,8 @@ struct Migration {
     keys.swap(result_keys);
     EV().swap(result);
     IRREGULAR_ASSERT(keys.size() == elements.size());
-    if (!keys_sorted) detail::sort_by_key(elements, keys);  // returns at once when already sorted
+    if (!keys_sorted)
+      irregular::sort_by_key(elements, keys);  // returns at once when already sorted
   }
 };
 
@@ -556,10 +557,11 @@ struct Migration {
 /// Returns what this rank sent to others. Collective over comm.
 template <SpaceFillingCurve C, class LV, class EV, class KV, class KeyOf>
 mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<const int> leaf_dest,
-                               std::span<const int> elem_dest, LocalLeaves<C>& leaves, LV& loads, EV& elements,
-                               KV& keys, KeyOf&& key_of, int tag) {
+                               std::span<const int> elem_dest, LocalLeaves<C>& leaves, LV& loads,
+                               EV& elements, KV& keys, KeyOf&& key_of, int tag) {
   using I = typename C::index_type;
-  static_assert(std::is_same_v<typename KV::value_type, I> && std::is_same_v<typename LV::value_type, double>);
+  static_assert(std::is_same_v<typename KV::value_type, I> &&
+                std::is_same_v<typename LV::value_type, double>);
   using Migration = detail::Migration<C, LV, EV, KV, std::remove_reference_t<KeyOf>>;
   if (comm.size() == 1) return {};  // everything stays: nothing to stage, pack or re-sort
   IRREGULAR_ASSERT(leaf_dest.size() == leaves.size() && elem_dest.size() == elements.size() &&
@@ -569,7 +571,7 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
   m.group_elements(elem_dest);
   m.write_messages();
   m.address_messages();
-  mpi::detail_exchange::check_tag(tag);
+  mpi::detail::check_tag(tag);
   if constexpr (Migration::raw)
     m.receive_raw(tag);
   else

@@ -5,9 +5,9 @@
 #pragma once
 
 #include <irregular/core/concepts.hpp>
-#include <irregular/distributed/partitioners/capacity_cut.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
 #include <irregular/distributed/maps/segment_map.hpp>
+#include <irregular/distributed/partitioners/detail/cut_support.hpp>
 #include <irregular/mpi/counters.hpp>
 
 #include <boost/mpi/collectives.hpp>
@@ -25,16 +25,17 @@ namespace irregular {
 
 /// What a neighbour shift did on this rank (rounds and the unbalance are replicated).
 struct NeighbourShiftReport {
-  int rounds = 0;             ///< rounds that moved data
-  double unbalance = 0;       ///< max_r |t_r - ideal| / ideal after the last round
-  double seconds = 0;         ///< wall time of all rounds
-  mpi::MigrationCounters sent;  ///< what this rank sent, summed over the rounds
+  int rounds = 0;                          ///< rounds that moved data
+  double unbalance = 0;                    ///< max_r |t_r - ideal| / ideal after the last round
+  double seconds = 0;                      ///< wall time of all rounds
+  mpi::MigrationCounters sent;             ///< what this rank sent, summed over the rounds
   std::vector<std::uint64_t> elements_to;  ///< elements this rank sent to each rank (size p)
 };
 
 /// max_r |load_r / c_r - W / sum c| / (W / sum c): baiardi-2001's max_unbalance measured in time
 /// on processors of capacities c (equal capacities: |load_r - average| / average).
-inline double capacity_unbalance(std::span<const double> loads, std::span<const double> capacities) {
+inline double capacity_unbalance(std::span<const double> loads,
+                                 std::span<const double> capacities) {
   double W = 0, csum = 0;
   for (std::size_t r = 0; r < loads.size(); ++r) {
     W += loads[r];
@@ -94,11 +95,12 @@ NeighbourShiftReport neighbour_shift(const boost::mpi::communicator& comm, Segme
     const double left = me > 0 ? flow(me) : 0, right = me + 1 < p ? flow(me + 1) : 0;
     const std::size_t n = leaves.size();
     std::size_t x = 0, y = n;  // prefix [0, x) goes left, suffix [y, n) goes right
-    if (left < 0) x = detail_cut::nearest_position(prefix, std::min(-left, prefix.back()));
-    if (right > 0) y = std::max(x, detail_cut::nearest_position(prefix, std::max(prefix.back() - right, prefix[x])));
-    detail_cut::SplitterSlots<I> slots(p + 1);
-    if (x > 0) slots.claim(me, x < n ? leaves.starts_[x] : map.splitters()[me + 1], 0.0);
-    if (y < n) slots.claim(me + 1, leaves.starts_[y], 0.0);
+    if (left < 0) x = detail::nearest_position(prefix, std::min(-left, prefix.back()));
+    if (right > 0)
+      y = std::max(x, detail::nearest_position(prefix, std::max(prefix.back() - right, prefix[x])));
+    detail::SplitterSlots<I> slots(p + 1);
+    if (x > 0) slots.claim(me, x < n ? leaves.starts()[x] : map.splitters()[me + 1], 0.0);
+    if (y < n) slots.claim(me + 1, leaves.starts()[y], 0.0);
     slots.replicate(comm);
     std::vector<I> next = map.splitters();
     bool moved = false;

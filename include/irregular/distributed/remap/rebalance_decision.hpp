@@ -26,10 +26,10 @@ enum class RemapStrategy {
 
 /// How the ranks are arranged along the chain by a remap (kaddoura-ranka §3.4).
 enum class ChainArrangement {
-  keep,                 ///< the current order (or `order` when given)
-  minimize_cost,        ///< MinimizeCostRedistribution (partition/minimize_cost_redistribution.hpp)
-  optimal,              ///< the arrangement of largest overlap (p <= 16)
-  overlap_matching      ///< Zoltan-style renumbering by overlap matching (a baseline)
+  keep,             ///< the current order (or `order` when given)
+  minimize_cost,    ///< MinimizeCostRedistribution (partition/minimize_cost_redistribution.hpp)
+  optimal,          ///< the arrangement of largest overlap (p <= 16)
+  overlap_matching  ///< Zoltan-style renumbering by overlap matching (a baseline)
 };
 
 /// Options of one rebalance() call; both domains honour them all (distributed/domain/core.hpp).
@@ -50,7 +50,8 @@ struct RebalanceOptions {
   std::optional<double> horizon{};
   /// Migration cost per byte; unset: measured at the last migration (build or remap).
   std::optional<double> seconds_per_byte{};
-  /// Seconds per unit of load for the profitability check (1 for load::Measured: loads are seconds).
+  /// Seconds per unit of load for the profitability check (1 for load::Measured: loads are
+  /// seconds).
   double seconds_per_load = 1.0;
   /// SP: the ranks (of the domain's communicator) in chain order; empty keeps the current order.
   std::vector<int> order{};
@@ -78,7 +79,8 @@ inline LoadReport gather_load_report(const boost::mpi::communicator& comm, doubl
   }
   r.average = total / static_cast<double>(r.loads.size());
   if (r.average > 0) {
-    for (double l : r.loads) r.max_unbalance = std::max(r.max_unbalance, std::abs(l - r.average) / r.average);
+    for (double l : r.loads)
+      r.max_unbalance = std::max(r.max_unbalance, std::abs(l - r.average) / r.average);
     r.imbalance = lmax / r.average - 1;
   }
   return r;
@@ -86,8 +88,10 @@ inline LoadReport gather_load_report(const boost::mpi::communicator& comm, doubl
 
 /// Every rank must take the same decision: a threshold that is negative or not finite on any
 /// rank, or that differs between ranks, makes every rank throw the same
-/// irregular::collective_error (naming `who`). One all_reduce when all is well. Collective over comm.
-inline void agree_threshold(const boost::mpi::communicator& comm, double threshold, const std::string& who) {
+/// irregular::collective_error (naming `who`). One all_reduce when all is well. Collective over
+/// comm.
+inline void agree_threshold(const boost::mpi::communicator& comm, double threshold,
+                            const std::string& who) {
   const bool bad = !(threshold >= 0) || !std::isfinite(threshold);
   std::array<double, 3> t{bad ? 0.0 : threshold, bad ? 0.0 : -threshold, bad ? 1.0 : 0.0}, tmax{};
   boost::mpi::all_reduce(comm, t.data(), 3, tmax.data(), boost::mpi::maximum<double>());
@@ -98,11 +102,12 @@ inline void agree_threshold(const boost::mpi::communicator& comm, double thresho
                                std::to_string(comm.rank()) + " must be finite and >= 0");
     });
   if (tmax[0] != -tmax[1])  // the lowest rank below the largest threshold is named
-    mpi::agree_on(comm, threshold == tmax[0] ? std::nullopt
-                                             : std::optional<std::string>(who + ": threshold " + std::to_string(threshold) +
-                                                                          " on rank " + std::to_string(comm.rank()) +
-                                                                          " differs from " + std::to_string(tmax[0]) +
-                                                                          " on another rank"));
+    mpi::agree_on(comm, threshold == tmax[0]
+                            ? std::nullopt
+                            : std::optional<std::string>(
+                                  who + ": threshold " + std::to_string(threshold) + " on rank " +
+                                  std::to_string(comm.rank()) + " differs from " +
+                                  std::to_string(tmax[0]) + " on another rank"));
 }
 
 }  // namespace irregular

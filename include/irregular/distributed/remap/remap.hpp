@@ -1,18 +1,18 @@
 // The remap pipeline: partition -> map -> migrate (baiardi-2001 §3). Any OwnershipMap places
-// leaves and elements; `settle_on_map` first adjusts the map so that every leaf is held whole (a leaf
-// that a part boundary cuts goes to its leaf_owner), so afterwards all of a leaf's elements are
-// on the rank that holds the leaf and owner() names that rank exactly.
+// leaves and elements; `settle_on_map` first adjusts the map so that every leaf is held whole (a
+// leaf that a part boundary cuts goes to its leaf_owner), so afterwards all of a leaf's elements
+// are on the rank that holds the leaf and owner() names that rank exactly.
 #pragma once
 
 #include <irregular/core/assert.hpp>
 #include <irregular/core/cell.hpp>
 #include <irregular/curve/interval.hpp>
-#include <irregular/mpi/detail/index_wire.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
-#include <irregular/distributed/remap/migration.hpp>
 #include <irregular/distributed/maps/ownership_map.hpp>
+#include <irregular/distributed/remap/migration.hpp>
 #include <irregular/distributed/remap/segment_shift.hpp>
 #include <irregular/mpi/counters.hpp>
+#include <irregular/mpi/detail/index_wire.hpp>
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
@@ -32,8 +32,8 @@ namespace irregular {
 /// rank. Leaves come back sorted by start, elements by key. Collective over comm.
 template <OwnershipMap M, class LV, class EV, class KV, class KeyOf>
 mpi::MigrationCounters place(const boost::mpi::communicator& comm, const M& map,
-                             LocalLeaves<typename M::curve_type>& leaves, LV& payload, EV& elements, KV& keys,
-                             KeyOf&& key_of, int tag) {
+                             LocalLeaves<typename M::curve_type>& leaves, LV& payload, EV& elements,
+                             KV& keys, KeyOf&& key_of, int tag) {
   std::vector<int> leaf_dest(leaves.size()), elem_dest(keys.size());
   const int me = comm.rank();
   int moving = 0;
@@ -48,24 +48,27 @@ mpi::MigrationCounters place(const boost::mpi::communicator& comm, const M& map,
   int any = 0;
   boost::mpi::all_reduce(comm, moving, any, boost::mpi::maximum<int>());
   if (!any) {
-    sort_by_key(elements, keys);
+    irregular::sort_by_key(elements, keys);
     return {};
   }
-  return migrate<typename M::curve_type>(comm, leaf_dest, elem_dest, leaves, payload, elements, keys,
-                                        std::forward<KeyOf>(key_of), tag);  // sorts what it returns
+  return migrate<typename M::curve_type>(comm, leaf_dest, elem_dest, leaves, payload, elements,
+                                         keys, std::forward<KeyOf>(key_of),
+                                         tag);  // sorts what it returns
 }
 
 /// Every rank's leaves that map's part boundaries cut (replicated, in rank order; O(p) for
 /// segment maps, the leaves coarser than the grid that meet several rectangles for rectangle
 /// maps). Collective over comm.
 template <OwnershipMap M>
-std::vector<Cell<M::curve_type::dim>> splitting_leaves(const boost::mpi::communicator& comm, const M& map,
-                                                        const LocalLeaves<typename M::curve_type>& leaves) {
+std::vector<Cell<M::curve_type::dim>> splitting_leaves(
+    const boost::mpi::communicator& comm, const M& map,
+    const LocalLeaves<typename M::curve_type>& leaves) {
   using C = typename M::curve_type;
   std::vector<std::pair<detail::IndexWire, int>> mine;
   for (std::size_t i = 0; i < leaves.size(); ++i) {
     const auto c = leaves.cell(i);
-    if (map.splits(c)) mine.push_back({detail::IndexWire::from(leaves.starts_[i]), leaves.levels_[i]});
+    if (map.splits(c))
+      mine.push_back({detail::IndexWire::from(leaves.starts()[i]), leaves.levels()[i]});
   }
   std::vector<std::vector<std::pair<detail::IndexWire, int>>> all;
   boost::mpi::all_gather(comm, mine, all);
@@ -84,13 +87,16 @@ std::vector<Cell<M::curve_type::dim>> splitting_leaves(const boost::mpi::communi
 /// path). Contiguous maps whose
 /// splitters cut no leaf remap by segment shifts (segment_shift.hpp, O(shipped) per rank); other
 /// maps and cut leaves take the general path, the same on every rank. Collective over comm.
-template <OwnershipMap M, class LV, class EV, class KV, class KeyOf, class OV = std::vector<std::size_t>>
-M settle_on_map(const boost::mpi::communicator& comm, const M& map, LocalLeaves<typename M::curve_type>& leaves,
-                LV& payload, EV& elements, KV& keys, KeyOf&& key_of, int tag, mpi::MigrationCounters& sent,
-                OV* offsets = nullptr, ShiftLayout* layout = nullptr) {
+template <OwnershipMap M, class LV, class EV, class KV, class KeyOf,
+          class OV = std::vector<std::size_t>>
+M settle_on_map(const boost::mpi::communicator& comm, const M& map,
+                LocalLeaves<typename M::curve_type>& leaves, LV& payload, EV& elements, KV& keys,
+                KeyOf&& key_of, int tag, mpi::MigrationCounters& sent, OV* offsets = nullptr,
+                ShiftLayout* layout = nullptr) {
   if (layout) *layout = ShiftLayout{};
   if constexpr (M::contiguous_segments) {
-    if (auto shifted = shift_segments(comm, map, leaves, payload, elements, keys, offsets, tag, layout)) {
+    if (auto shifted =
+            shift_segments(comm, map, leaves, payload, elements, keys, offsets, tag, layout)) {
       sent += *shifted;
       return map;  // no leaf is cut: holding leaves whole changes nothing
     }
@@ -100,7 +106,8 @@ M settle_on_map(const boost::mpi::communicator& comm, const M& map, LocalLeaves<
   if constexpr (M::contiguous_segments) {
     // The fitted splitters cut no leaf: a segment shift moves only the cut leaves' runs (the
     // general path below would copy every array, as a build's sorted runs would pay).
-    if (auto shifted = shift_segments(comm, fitted, leaves, payload, elements, keys, offsets, tag, layout)) {
+    if (auto shifted =
+            shift_segments(comm, fitted, leaves, payload, elements, keys, offsets, tag, layout)) {
       sent += *shifted;
       return fitted;
     }
@@ -111,8 +118,8 @@ M settle_on_map(const boost::mpi::communicator& comm, const M& map, LocalLeaves<
   if (no_payload) payload.clear();
   if (offsets) {
     offsets->clear();
-    [[maybe_unused]] const std::size_t in =
-        detail_shift::run_offsets<typename M::curve_type>(leaves.starts_, leaves.levels_, keys, 0, *offsets);
+    [[maybe_unused]] const std::size_t in = detail::run_offsets<typename M::curve_type>(
+        leaves.starts(), leaves.levels(), keys, 0, *offsets);
     IRREGULAR_ASSERT(in == keys.size());
     offsets->push_back(keys.size());
   }

@@ -7,8 +7,8 @@
 
 #include <irregular/core/error.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
-#include <irregular/distributed/remap/neighbour_shift.hpp>
 #include <irregular/distributed/maps/ownership_map.hpp>
+#include <irregular/distributed/remap/neighbour_shift.hpp>
 #include <irregular/distributed/remap/rebalance_decision.hpp>
 #include <irregular/mpi/collective_error.hpp>
 #include <irregular/mpi/communicator.hpp>
@@ -22,8 +22,8 @@
 #include <boost/mpi/communicator.hpp>
 
 #include <algorithm>
-#include <bit>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -46,9 +46,12 @@ enum class RebalanceReason {
 
 [[nodiscard]] inline const char* to_string(RebalanceReason r) noexcept {
   switch (r) {
-    case RebalanceReason::within_threshold: return "within threshold";
-    case RebalanceReason::not_profitable: return "not profitable";
-    case RebalanceReason::remapped: return "remapped";
+    case RebalanceReason::within_threshold:
+      return "within threshold";
+    case RebalanceReason::not_profitable:
+      return "not profitable";
+    case RebalanceReason::remapped:
+      return "remapped";
   }
   return "?";
 }
@@ -58,28 +61,31 @@ struct RebalanceDecision {
   bool remapped = false;
   RebalanceReason reason = RebalanceReason::within_threshold;
   RemapStrategy strategy = RemapStrategy::direct;
-  double unbalance = 0;        ///< before: max_r |t_r - ideal| / ideal, t_r = load_r / c_r
-  double unbalance_after = 0;  ///< after the remap, from the new loads (= unbalance if none)
-  double efficiency = 1;        ///< kaddoura-ranka §4 now: (W / sum c) / max_r t_r
-  double efficiency_after = 1;  ///< the same on the new cuts (= efficiency if none)
+  double unbalance = 0;            ///< before: max_r |t_r - ideal| / ideal, t_r = load_r / c_r
+  double unbalance_after = 0;      ///< after the remap, from the new loads (= unbalance if none)
+  double efficiency = 1;           ///< kaddoura-ranka §4 now: (W / sum c) / max_r t_r
+  double efficiency_after = 1;     ///< the same on the new cuts (= efficiency if none)
   std::vector<double> capacities;  ///< relative capacity per rank (mean 1), before any renumbering
   std::vector<int> order;          ///< ranks (numbering before the call) in the new chain order
   // Profitability (kaddoura-ranka §3.5); estimates are computed from the cuts before data moves.
-  double current_seconds = 0;    ///< bottleneck time per iteration now
-  double predicted_seconds = 0;  ///< bottleneck time per iteration on the new cuts
-  double horizon = 0;            ///< iterations the remap must pay for itself in (0: no check)
-  double saving_seconds = 0;     ///< (current - predicted) * horizon
-  double seconds_per_byte = 0;   ///< given or measured at the last migration
-  std::uint64_t bytes_to_move = 0;     ///< what the new cuts move (all ranks)
+  double current_seconds = 0;       ///< bottleneck time per iteration now
+  double predicted_seconds = 0;     ///< bottleneck time per iteration on the new cuts
+  double horizon = 0;               ///< iterations the remap must pay for itself in (0: no check)
+  double saving_seconds = 0;        ///< (current - predicted) * horizon
+  double seconds_per_byte = 0;      ///< given or measured at the last migration
+  std::uint64_t bytes_to_move = 0;  ///< what the new cuts move (all ranks)
   std::uint64_t elements_to_move = 0;  ///< elements the new cuts move (all ranks)
-  double cost_seconds = 0;       ///< seconds_per_byte * bytes_to_move
+  double cost_seconds = 0;             ///< seconds_per_byte * bytes_to_move
   // What happened (the strategy's report).
-  int rounds = 0;                  ///< neighbour-shift rounds (1 for a direct remap)
-  std::uint64_t elements_moved = 0, bytes_moved = 0;  ///< over all ranks
+  int rounds = 0;  ///< neighbour-shift rounds (1 for a direct remap)
+  std::uint64_t elements_moved = 0, bytes_moved = 0;                    ///< over all ranks
   double decision_seconds = 0, cut_seconds = 0, migration_seconds = 0;  ///< this rank
-  std::vector<std::uint64_t> elements_to;  ///< this rank: elements sent to each rank (new numbering)
+  std::vector<std::uint64_t>
+      elements_to;  ///< this rank: elements sent to each rank (new numbering)
 
-  operator bool() const noexcept { return remapped; }  // NOLINT: `if (domain.rebalance())` reads well
+  operator bool() const noexcept {
+    return remapped;
+  }  // NOLINT: `if (domain.rebalance())` reads well
 };
 
 /// Every rank's options must be valid and the same: a bad value on any rank (horizon <= 0,
@@ -87,8 +93,8 @@ struct RebalanceDecision {
 /// permutation, options the map or metric cannot honour) makes every rank throw the same
 /// irregular::collective_error (naming `who`); so do options that differ between ranks, the
 /// threshold among them. One all_reduce when all is well. Collective over comm.
-inline void agree_remap_options(const boost::mpi::communicator& comm, const RebalanceOptions& opt, bool segment_map,
-                                bool measured_metric, const std::string& who) {
+inline void agree_remap_options(const boost::mpi::communicator& comm, const RebalanceOptions& opt,
+                                bool segment_map, bool measured_metric, const std::string& who) {
   const std::size_t p = static_cast<std::size_t>(comm.size());
   const std::string at = " on rank " + std::to_string(comm.rank());
   std::optional<std::string> bad;
@@ -99,13 +105,16 @@ inline void agree_remap_options(const boost::mpi::communicator& comm, const Reba
     fail("threshold " + std::to_string(opt.threshold) + " must be finite and >= 0");
   if (opt.horizon && (!(*opt.horizon > 0) || !std::isfinite(*opt.horizon)))
     fail("horizon " + std::to_string(*opt.horizon) + " must be finite and > 0");
-  if (opt.seconds_per_byte && (!(*opt.seconds_per_byte >= 0) || !std::isfinite(*opt.seconds_per_byte)))
+  if (opt.seconds_per_byte &&
+      (!(*opt.seconds_per_byte >= 0) || !std::isfinite(*opt.seconds_per_byte)))
     fail("seconds_per_byte must be finite and >= 0");
-  if (!(opt.seconds_per_load > 0) || !std::isfinite(opt.seconds_per_load)) fail("seconds_per_load must be finite and > 0");
+  if (!(opt.seconds_per_load > 0) || !std::isfinite(opt.seconds_per_load))
+    fail("seconds_per_load must be finite and > 0");
   if (opt.max_rounds < 0) fail("max_rounds must be >= 0");
   if (!opt.capacities.empty()) {
     if (opt.capacities.size() != p)
-      fail("capacities has " + std::to_string(opt.capacities.size()) + " entries for " + std::to_string(p) + " ranks");
+      fail("capacities has " + std::to_string(opt.capacities.size()) + " entries for " +
+           std::to_string(p) + " ranks");
     double sum = 0;
     for (std::size_t r = 0; r < opt.capacities.size(); ++r) {
       if (!(opt.capacities[r] >= 0) || !std::isfinite(opt.capacities[r]))
@@ -116,20 +125,26 @@ inline void agree_remap_options(const boost::mpi::communicator& comm, const Reba
     if (!(sum > 0)) fail("all capacities are zero");
     if (opt.measure_capacities) fail("capacities are either given or measured, not both");
   }
-  if (opt.measure_capacities && !measured_metric) fail("measured capacities need the load::Measured metric");
+  if (opt.measure_capacities && !measured_metric)
+    fail("measured capacities need the load::Measured metric");
   if (!opt.order.empty()) {
     try {
       partition::check_arrangement(opt.order, p, who + ": order (SP)");
     } catch (const invalid_argument& e) {
       fail(e.what());
     }
-    if (opt.arrangement != ChainArrangement::keep) fail("order and a computed arrangement exclude each other");
+    if (opt.arrangement != ChainArrangement::keep)
+      fail("order and a computed arrangement exclude each other");
   }
-  if (opt.arrangement == ChainArrangement::optimal && p > 16) fail("the optimal arrangement is limited to 16 ranks");
+  if (opt.arrangement == ChainArrangement::optimal && p > 16)
+    fail("the optimal arrangement is limited to 16 ranks");
   const bool nonuniform = !opt.capacities.empty() || opt.measure_capacities || !opt.order.empty() ||
-                          opt.arrangement != ChainArrangement::keep || opt.strategy != RemapStrategy::direct;
-  if (nonuniform && !segment_map) fail("capacities, orders and the neighbour shift need a segment map (SfcBlocking)");
-  if (opt.strategy == RemapStrategy::neighbour_shift && (!opt.order.empty() || opt.arrangement != ChainArrangement::keep))
+                          opt.arrangement != ChainArrangement::keep ||
+                          opt.strategy != RemapStrategy::direct;
+  if (nonuniform && !segment_map)
+    fail("capacities, orders and the neighbour shift need a segment map (SfcBlocking)");
+  if (opt.strategy == RemapStrategy::neighbour_shift &&
+      (!opt.order.empty() || opt.arrangement != ChainArrangement::keep))
     fail("the neighbour shift keeps the chain order: give no order or arrangement");
   // A fingerprint of the options (FNV-1a over their bytes) detects ranks that disagree.
   std::uint64_t h = 1469598103934665603ull;
@@ -137,9 +152,10 @@ inline void agree_remap_options(const boost::mpi::communicator& comm, const Reba
     const auto* c = static_cast<const unsigned char*>(data);
     for (std::size_t i = 0; i < bytes; ++i) h = (h ^ c[i]) * 1099511628211ull;
   };
-  const int ints[4] = {static_cast<int>(opt.strategy), static_cast<int>(opt.arrangement), opt.max_rounds,
-                       opt.measure_capacities ? 1 : 0};
-  const double reals[4] = {opt.horizon.value_or(-1), opt.seconds_per_byte.value_or(-1), opt.seconds_per_load, 0};
+  const int ints[4] = {static_cast<int>(opt.strategy), static_cast<int>(opt.arrangement),
+                       opt.max_rounds, opt.measure_capacities ? 1 : 0};
+  const double reals[4] = {opt.horizon.value_or(-1), opt.seconds_per_byte.value_or(-1),
+                           opt.seconds_per_load, 0};
   mix(ints, sizeof ints);
   mix(reals, sizeof reals);
   mix(opt.capacities.data(), opt.capacities.size() * sizeof(double));
@@ -152,21 +168,23 @@ inline void agree_remap_options(const boost::mpi::communicator& comm, const Reba
   boost::mpi::all_reduce(comm, mine.data(), 5, top.data(), boost::mpi::maximum<std::uint64_t>());
   if (top[0] != 0) mpi::agree_on(comm, bad);
   if (top[1] != ~top[2])
-    mpi::agree_on(comm, t == top[1] ? std::nullopt
-                                    : std::optional<std::string>(who + ": threshold " + std::to_string(opt.threshold) + at +
-                                                                 " differs from " +
-                                                                 std::to_string(std::bit_cast<double>(top[1])) +
-                                                                 " on another rank"));
+    mpi::agree_on(comm, t == top[1]
+                            ? std::nullopt
+                            : std::optional<std::string>(
+                                  who + ": threshold " + std::to_string(opt.threshold) + at +
+                                  " differs from " + std::to_string(std::bit_cast<double>(top[1])) +
+                                  " on another rank"));
   if (top[3] != ~top[4])
-    mpi::agree_on(comm, h == top[3] ? std::nullopt
-                                    : std::optional<std::string>(who + ": the rebalance options" + at +
-                                                                 " differ from those on another rank"));
+    mpi::agree_on(comm, h == top[3]
+                            ? std::nullopt
+                            : std::optional<std::string>(who + ": the rebalance options" + at +
+                                                         " differ from those on another rank"));
 }
 
 /// What every rank contributes to the decision (one all_gather of 4 doubles each).
 struct RankState {
-  double load = 0;       ///< sum of the leaf loads (seconds under load::Measured)
-  double elements = 0;   ///< elements held
+  double load = 0;               ///< sum of the leaf loads (seconds under load::Measured)
+  double elements = 0;           ///< elements held
   double migration_seconds = 0;  ///< wall time of this rank's last migration
   double spare = 0;
 };
@@ -176,11 +194,12 @@ struct RankState {
 struct RemapPlan {
   std::vector<RankState> ranks;
   std::vector<double> capacity;  ///< per rank, mean 1
-  double work_scale = 1;         ///< this rank's leaf work = load * work_scale (its capacity when loads are measured seconds)
-  std::vector<double> work;      ///< per rank: load * (capacity when loads are measured seconds)
+  double work_scale = 1;     ///< this rank's leaf work = load * work_scale (its capacity when loads
+                             ///< are measured seconds)
+  std::vector<double> work;  ///< per rank: load * (capacity when loads are measured seconds)
   double unbalance = 0;
-  std::vector<int> order;        ///< chain position -> rank
-  bool uniform = true;           ///< equal capacities, rank order: the partitioner's own cut applies
+  std::vector<int> order;  ///< chain position -> rank
+  bool uniform = true;     ///< equal capacities, rank order: the partitioner's own cut applies
 
   [[nodiscard]] std::vector<double> chain_capacities() const {
     std::vector<double> c;
@@ -198,12 +217,13 @@ struct RemapPlan {
 /// Gathers every rank's state and derives the plan (agreed options assumed). Measured capacities:
 /// elements per second of load; a rank that timed nothing or holds nothing gets the mean of the
 /// others (1 when none is known). Collective over comm.
-inline RemapPlan plan_remap(const boost::mpi::communicator& comm, const RebalanceOptions& opt, RankState mine,
-                            bool measured_metric) {
+inline RemapPlan plan_remap(const boost::mpi::communicator& comm, const RebalanceOptions& opt,
+                            RankState mine, bool measured_metric) {
   RemapPlan plan;
   const auto p = static_cast<std::size_t>(comm.size());
   plan.ranks.resize(p);
-  boost::mpi::all_gather(comm, reinterpret_cast<const double*>(&mine), 4, reinterpret_cast<double*>(plan.ranks.data()));
+  boost::mpi::all_gather(comm, reinterpret_cast<const double*>(&mine), 4,
+                         reinterpret_cast<double*>(plan.ranks.data()));
   plan.capacity.assign(p, 1.0);
   if (!opt.capacities.empty()) {
     plan.capacity = opt.capacities;
@@ -227,7 +247,8 @@ inline RemapPlan plan_remap(const boost::mpi::communicator& comm, const Rebalanc
   // capacity of the rank that measured them (seconds on a processor of mean speed).
   const bool scale = measured_metric && (!opt.capacities.empty() || opt.measure_capacities);
   plan.work_scale = scale ? plan.capacity[static_cast<std::size_t>(comm.rank())] : 1.0;
-  for (std::size_t r = 0; r < p; ++r) plan.work.push_back(plan.ranks[r].load * (scale ? plan.capacity[r] : 1.0));
+  for (std::size_t r = 0; r < p; ++r)
+    plan.work.push_back(plan.ranks[r].load * (scale ? plan.capacity[r] : 1.0));
   plan.unbalance = capacity_unbalance(plan.work, plan.capacity);
   plan.order.resize(p);
   std::iota(plan.order.begin(), plan.order.end(), 0);
@@ -235,9 +256,11 @@ inline RemapPlan plan_remap(const boost::mpi::communicator& comm, const Rebalanc
   if (opt.arrangement != ChainArrangement::keep && p > 1) {
     std::vector<std::uint64_t> old_sizes(p);
     std::uint64_t total = 0;
-    for (std::size_t r = 0; r < p; ++r) total += old_sizes[r] = static_cast<std::uint64_t>(plan.ranks[r].elements);
+    for (std::size_t r = 0; r < p; ++r)
+      total += old_sizes[r] = static_cast<std::uint64_t>(plan.ranks[r].elements);
     if (total > 0) {
-      const partition::Redistribution inst(plan.order, old_sizes, partition::proportional_sizes(total, plan.capacity));
+      const partition::Redistribution inst(plan.order, old_sizes,
+                                           partition::proportional_sizes(total, plan.capacity));
       if (opt.arrangement == ChainArrangement::minimize_cost)
         plan.order = partition::minimize_cost_redistribution(inst, plan.order);
       else if (opt.arrangement == ChainArrangement::optimal)
@@ -247,7 +270,8 @@ inline RemapPlan plan_remap(const boost::mpi::communicator& comm, const Rebalanc
     }
   }
   bool equal = true;
-  for (std::size_t r = 0; r < p; ++r) equal = equal && plan.capacity[r] == plan.capacity[0] && plan.order[r] == static_cast<int>(r);
+  for (std::size_t r = 0; r < p; ++r)
+    equal = equal && plan.capacity[r] == plan.capacity[0] && plan.order[r] == static_cast<int>(r);
   plan.uniform = equal && opt.strategy == RemapStrategy::direct;
   return plan;
 }
@@ -265,9 +289,12 @@ struct RemapEstimate {
 /// wire with its key, a leaf costs its start, count, level and payload. One all_reduce of p + 2
 /// values. Collective over comm.
 template <OwnershipMap M>
-RemapEstimate estimate_remap(const boost::mpi::communicator& comm, const M& target, std::span<const int> order,
-                             const LocalLeaves<typename M::curve_type>& leaves, std::span<const double> work,
-                             std::span<const typename M::curve_type::index_type> keys, std::size_t element_bytes) {
+RemapEstimate estimate_remap(const boost::mpi::communicator& comm, const M& target,
+                             std::span<const int> order,
+                             const LocalLeaves<typename M::curve_type>& leaves,
+                             std::span<const double> work,
+                             std::span<const typename M::curve_type::index_type> keys,
+                             std::size_t element_bytes) {
   using I = typename M::curve_type::index_type;
   const auto p = static_cast<std::size_t>(comm.size());
   std::size_t pos = 0;  // this rank's new chain position
@@ -279,19 +306,22 @@ RemapEstimate estimate_remap(const boost::mpi::communicator& comm, const M& targ
     const auto seg = target.segment(static_cast<int>(pos));
     // Owners grow along the sorted starts: one run per owner, found by binary search, summed in
     // leaf order as a per-leaf loop would (a lookup per leaf cost more than the whole cut).
-    const auto& st = leaves.starts_;
+    const auto st = leaves.starts();
     for (std::size_t i = 0; i < st.size();) {
       const int k = target.owner(st[i]);
       const auto end = static_cast<std::size_t>(
           std::partition_point(st.begin() + static_cast<std::ptrdiff_t>(i), st.end(),
                                [&](const I& x) { return target.owner(x) <= k; }) -
           st.begin());
-      mine[static_cast<std::size_t>(k)] += std::accumulate(work.begin() + static_cast<std::ptrdiff_t>(i),
-                                                           work.begin() + static_cast<std::ptrdiff_t>(end), 0.0);
+      mine[static_cast<std::size_t>(k)] +=
+          std::accumulate(work.begin() + static_cast<std::ptrdiff_t>(i),
+                          work.begin() + static_cast<std::ptrdiff_t>(end), 0.0);
       i = end;
     }
-    const auto lo = std::lower_bound(leaves.starts_.begin(), leaves.starts_.end(), seg.start) - leaves.starts_.begin();
-    const auto hi = std::lower_bound(leaves.starts_.begin(), leaves.starts_.end(), seg.end) - leaves.starts_.begin();
+    const auto lo = std::lower_bound(leaves.starts().begin(), leaves.starts().end(), seg.start) -
+                    leaves.starts().begin();
+    const auto hi = std::lower_bound(leaves.starts().begin(), leaves.starts().end(), seg.end) -
+                    leaves.starts().begin();
     leaves_out = leaves.size() - static_cast<std::uint64_t>(hi - lo);
     const auto klo = std::lower_bound(keys.begin(), keys.end(), seg.start) - keys.begin();
     const auto khi = std::lower_bound(keys.begin(), keys.end(), seg.end) - keys.begin();
@@ -304,14 +334,15 @@ RemapEstimate estimate_remap(const boost::mpi::communicator& comm, const M& targ
       mine[static_cast<std::size_t>(q)] += work[i];
       if (q != static_cast<int>(pos)) {
         ++leaves_out;
-        elements_out += leaves.counts_[i];
+        elements_out += leaves.counts()[i];
       }
     }
   }
   const std::size_t leaf_bytes = sizeof(I) + sizeof(std::uint64_t) + 1 + sizeof(double);
   mine[p] = static_cast<double>(elements_out);
   mine[p + 1] = static_cast<double>(elements_out * element_bytes + leaves_out * leaf_bytes);
-  boost::mpi::all_reduce(comm, mine.data(), static_cast<int>(mine.size()), all.data(), std::plus<double>());
+  boost::mpi::all_reduce(comm, mine.data(), static_cast<int>(mine.size()), all.data(),
+                         std::plus<double>());
   RemapEstimate e;
   e.position_work.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(p));
   e.elements = static_cast<std::uint64_t>(all[p]);
@@ -324,8 +355,10 @@ inline RebalanceDecision start_record(const RemapPlan& plan, const RebalanceOpti
   RebalanceDecision d;
   d.strategy = opt.strategy;
   d.unbalance = d.unbalance_after = plan.unbalance;
-  const double W = std::accumulate(plan.work.begin(), plan.work.end(), 0.0), b = plan.current_bottleneck();
-  d.efficiency = d.efficiency_after = b > 0 ? W / static_cast<double>(plan.work.size()) / b : 1.0;  // sum c = p
+  const double W = std::accumulate(plan.work.begin(), plan.work.end(), 0.0),
+               b = plan.current_bottleneck();
+  d.efficiency = d.efficiency_after =
+      b > 0 ? W / static_cast<double>(plan.work.size()) / b : 1.0;  // sum c = p
   d.capacities = plan.capacity;
   d.order = plan.order;
   d.horizon = opt.horizon.value_or(0);
@@ -336,13 +369,15 @@ inline RebalanceDecision start_record(const RemapPlan& plan, const RebalanceOpti
 /// says whether the remap pays for itself: cost = seconds per byte (given, or the slowest rank's
 /// last migration time over the bytes it moved, `last_bytes`) times the bytes to move; saving =
 /// (current - predicted bottleneck time) times the horizon. Without a horizon every remap pays.
-inline bool judge_profitability(const RemapPlan& plan, const RemapEstimate& est, const RebalanceOptions& opt,
-                                std::uint64_t last_bytes, RebalanceDecision& d) {
+inline bool judge_profitability(const RemapPlan& plan, const RemapEstimate& est,
+                                const RebalanceOptions& opt, std::uint64_t last_bytes,
+                                RebalanceDecision& d) {
   std::vector<double> cap;
   for (int r : plan.order) cap.push_back(plan.capacity[static_cast<std::size_t>(r)]);
   double predicted = 0;
   for (std::size_t k = 0; k < cap.size(); ++k)
-    if (est.position_work[k] > 0) predicted = std::max(predicted, cap[k] > 0 ? est.position_work[k] / cap[k] : INFINITY);
+    if (est.position_work[k] > 0)
+      predicted = std::max(predicted, cap[k] > 0 ? est.position_work[k] / cap[k] : INFINITY);
   d.unbalance_after = capacity_unbalance(est.position_work, cap);
   const double W = std::accumulate(est.position_work.begin(), est.position_work.end(), 0.0);
   d.efficiency_after = predicted > 0 ? W / static_cast<double>(cap.size()) / predicted : 1.0;
@@ -350,8 +385,9 @@ inline bool judge_profitability(const RemapPlan& plan, const RemapEstimate& est,
   d.predicted_seconds = predicted * opt.seconds_per_load;
   double slowest = 0;
   for (const auto& r : plan.ranks) slowest = std::max(slowest, r.migration_seconds);
-  d.seconds_per_byte = opt.seconds_per_byte ? *opt.seconds_per_byte
-                                            : (last_bytes > 0 ? slowest / static_cast<double>(last_bytes) : 0.0);
+  d.seconds_per_byte = opt.seconds_per_byte
+                           ? *opt.seconds_per_byte
+                           : (last_bytes > 0 ? slowest / static_cast<double>(last_bytes) : 0.0);
   d.bytes_to_move = est.bytes;
   d.elements_to_move = est.elements;
   d.cost_seconds = d.seconds_per_byte * static_cast<double>(est.bytes);
@@ -366,8 +402,10 @@ inline bool judge_profitability(const RemapPlan& plan, const RemapEstimate& est,
 }
 
 /// Renumbers `comm` so that rank k is the rank order[k] was (one split), unless order is the
-/// identity; returns the communicator it replaced, to restore after a failure. Collective over comm.
-inline std::optional<mpi::OwnedCommunicator> renumber_ranks(mpi::OwnedCommunicator& comm, std::span<const int> order) {
+/// identity; returns the communicator it replaced, to restore after a failure. Collective over
+/// comm.
+inline std::optional<mpi::OwnedCommunicator> renumber_ranks(mpi::OwnedCommunicator& comm,
+                                                            std::span<const int> order) {
   if (std::is_sorted(order.begin(), order.end())) return std::nullopt;
   const auto at = std::find(order.begin(), order.end(), comm.rank()) - order.begin();
   std::optional<mpi::OwnedCommunicator> old(std::move(comm));
@@ -376,7 +414,8 @@ inline std::optional<mpi::OwnedCommunicator> renumber_ranks(mpi::OwnedCommunicat
 }
 
 /// The record's migration figures: what moved (all ranks) and this rank's migration time.
-inline RebalanceDecision finish_record(RebalanceDecision d, const mpi::MigrationCounters& moved, double seconds) {
+inline RebalanceDecision finish_record(RebalanceDecision d, const mpi::MigrationCounters& moved,
+                                       double seconds) {
   d.elements_moved = moved.elements;
   d.bytes_moved = moved.bytes;
   d.migration_seconds = seconds;

@@ -1,18 +1,19 @@
 // Segment shift: the remap of a contiguous-segment map (baiardi-2001 §3, rebalancing by segment
 // shifts). Leaves sorted by start and elements sorted by key go to new splitters as one run per
 // destination; each rank keeps its middle run and splices the arrivals in front of and behind it.
-// O(shipped + p log n) work per rank, besides one memmove of the kept run where arrivals land in front.
+// O(shipped + p log n) work per rank, besides one memmove of the kept run where arrivals land in
+// front.
 #pragma once
 
 #include <irregular/core/assert.hpp>
 #include <irregular/core/concepts.hpp>
+#include <irregular/core/detail/open_around.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/curve/interval.hpp>
-#include <irregular/core/detail/open_around.hpp>
-#include <irregular/distributed/remap/detail/shift_wire.hpp>
-#include <irregular/distributed/htree/sample_sort.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
+#include <irregular/distributed/htree/sample_sort.hpp>
 #include <irregular/distributed/maps/ownership_map.hpp>
+#include <irregular/distributed/remap/detail/shift_wire.hpp>
 #include <irregular/mpi/counters.hpp>
 #include <irregular/mpi/detail/nbx.hpp>
 #include <irregular/mpi/sparse_exchange.hpp>
@@ -40,24 +41,24 @@
 
 namespace irregular {
 
-namespace detail_shift {
+namespace detail {
 
 /// Leaf offsets of a run of leaves over its sorted keys, from `base`: out gets one value per leaf.
 /// Returns the number of keys that lie in the leaves (all of them when the run is whole).
 template <SpaceFillingCurve C, class OV>
-std::size_t run_offsets(std::span<const typename C::index_type> starts, std::span<const std::uint8_t> levels,
+std::size_t run_offsets(std::span<const typename C::index_type> starts,
+                        std::span<const std::uint8_t> levels,
                         std::span<const typename C::index_type> keys, std::size_t base, OV& out) {
   std::size_t e = 0;
   for (std::size_t i = 0; i < starts.size(); ++i) {
     out.push_back(base + e);
-    const auto end = starts[i] + curve::detail_interval::span<C>(C::max_level - levels[i]);
+    const auto end = starts[i] + irregular::detail::levels_span<C>(C::max_level - levels[i]);
     while (e < keys.size() && keys[e] < end) ++e;
   }
   return e;
 }
 
-}  // namespace detail_shift
-
+}  // namespace detail
 
 /// The `offsets` argument of a caller that keeps none.
 inline constexpr std::vector<std::size_t>* no_offsets = nullptr;
@@ -76,11 +77,11 @@ struct SegmentShift {
   using E = typename EV::value_type;
   using C = typename M::curve_type;
   using I = typename C::index_type;
-  using Trailer = detail_shift::Trailer;
-  using Arrival = detail_shift::Arrival;
+  using Trailer = detail::ShiftTrailer;
+  using Arrival = detail::Arrival;
   static constexpr bool leaf_keyed = std::is_same_v<KV, LeafKeyed>;
   using LandingKeys = std::conditional_t<leaf_keyed, std::vector<I>, KV>;
-  using Sink = detail_shift::LandingSink<E, I, EV, LandingKeys, !leaf_keyed>;
+  using Sink = detail::LandingSink<E, I, EV, LandingKeys, !leaf_keyed>;
   // A leaf count travels unless the elements are leaf-keyed (then every count is 1).
   static constexpr std::size_t count_bytes = leaf_keyed ? 0 : sizeof(std::uint64_t);
 
@@ -102,7 +103,7 @@ struct SegmentShift {
   std::vector<Trailer> trailers;
   std::vector<ByteRegion> regions;
   std::vector<OutgoingGather> sends;
-  // Arrivals land in arrays of their own, whole blocks in place (detail_shift::LandingSink):
+  // Arrivals land in arrays of their own, whole blocks in place (detail::LandingSink):
   // never in the arrays the sends still read from.
   EV landing;
   LandingKeys landing_keys;
@@ -145,8 +146,8 @@ struct SegmentShift {
     eb[P] = m;
     for (std::size_t d = 1; d < P; ++d) {
       lb[d] = static_cast<std::size_t>(
-          std::lower_bound(leaves.starts_.begin(), leaves.starts_.end(), s[d]) -
-          leaves.starts_.begin());
+          std::lower_bound(leaves.starts().begin(), leaves.starts().end(), s[d]) -
+          leaves.starts().begin());
       if constexpr (leaf_keyed)
         eb[d] = lb[d];
       else
@@ -195,16 +196,16 @@ struct SegmentShift {
       if constexpr (leaf_keyed) {
         regions.push_back(bytes_of(elements.data() + eb[d], ne));
       } else {
-        for (std::size_t at = eb[d]; at < eb[d + 1]; at += detail_shift::block_elements) {
-          const std::size_t k = std::min(detail_shift::block_elements, eb[d + 1] - at);
+        for (std::size_t at = eb[d]; at < eb[d + 1]; at += detail::block_elements) {
+          const std::size_t k = std::min(detail::block_elements, eb[d + 1] - at);
           regions.push_back(bytes_of(keys.data() + at, k));
           regions.push_back(bytes_of(elements.data() + at, k));
         }
       }
-      regions.push_back(bytes_of(leaves.starts_.data() + lb[d], nl));
-      if constexpr (!leaf_keyed) regions.push_back(bytes_of(leaves.counts_.data() + lb[d], nl));
+      regions.push_back(bytes_of(leaves.starts().data() + lb[d], nl));
+      if constexpr (!leaf_keyed) regions.push_back(bytes_of(leaves.counts().data() + lb[d], nl));
       regions.push_back(bytes_of(payload.data() + (has_payload ? lb[d] : 0), has_payload ? nl : 0));
-      regions.push_back(bytes_of(leaves.levels_.data() + lb[d], nl));
+      regions.push_back(bytes_of(leaves.levels().data() + lb[d], nl));
       regions.push_back(bytes_of(&trailers[d], 1));
       firsts.push_back({static_cast<int>(d), first});
       for (std::size_t k = first; k < regions.size(); ++k) sent.bytes += regions[k].bytes;
@@ -273,21 +274,23 @@ struct SegmentShift {
     using T = typename V::value_type;
     const auto per_leaf = [](const Arrival& r) { return static_cast<std::size_t>(r.t.leaves); };
     detail::open_around(v, a, b, low_l, high_l);
-    detail_shift::copy_runs<T>(v.data(), low(), field, per_leaf);
-    detail_shift::copy_runs<T>(v.data() + low_l + kept, high(), field, per_leaf);
+    detail::copy_runs<T>(v.data(), low(), field, per_leaf);
+    detail::copy_runs<T>(v.data() + low_l + kept, high(), field, per_leaf);
   }
 
   /// Splice, array by array: low ++ kept ++ high, the kept run moved once.
   void splice() {
-    splice_leaf_array(leaves.starts_, [](const auto& r) { return r.starts; });
-    splice_leaf_array(leaves.levels_, [](const auto& r) { return r.levels; });
-    if constexpr (leaf_keyed) {  // one element per leaf: the arrivals' counts are 1
-      detail::open_around(leaves.counts_, a, b, low_l, high_l);
-      std::fill_n(leaves.counts_.data(), low_l, std::uint64_t{1});
-      std::fill_n(leaves.counts_.data() + low_l + kept, high_l, std::uint64_t{1});
-    } else {
-      splice_leaf_array(leaves.counts_, [](const auto& r) { return r.counts; });
-    }
+    leaves.splice([&](auto& starts, auto& levels, auto& counts) {
+      splice_leaf_array(starts, [](const auto& r) { return r.starts; });
+      splice_leaf_array(levels, [](const auto& r) { return r.levels; });
+      if constexpr (leaf_keyed) {  // one element per leaf: the arrivals' counts are 1
+        detail::open_around(counts, a, b, low_l, high_l);
+        std::fill_n(counts.data(), low_l, std::uint64_t{1});
+        std::fill_n(counts.data() + low_l + kept, high_l, std::uint64_t{1});
+      } else {
+        splice_leaf_array(counts, [](const auto& r) { return r.counts; });
+      }
+    });
     if (has_payload) splice_leaf_array(payload, [](const auto& r) { return r.payload; });
     if (kept_e == 0 && landed_in_order) {
       // Nothing kept: the landing arrays, in rank order already, are the result (no copy).
@@ -300,9 +303,9 @@ struct SegmentShift {
         detail::open_around(keys, ea, ee, low_e, high_e);
         kd = keys.data();
       }
-      detail_shift::copy_elements<E, I>(elements.data(), kd, low());
-      detail_shift::copy_elements<E, I>(elements.data() + low_e + kept_e,
-                                        kd ? kd + low_e + kept_e : nullptr, high());
+      detail::copy_elements<E, I>(elements.data(), kd, low());
+      detail::copy_elements<E, I>(elements.data() + low_e + kept_e,
+                                  kd ? kd + low_e + kept_e : nullptr, high());
     }
     arrivals.clear();
   }
@@ -314,7 +317,7 @@ struct SegmentShift {
   void check_seams(const Landed& landed) {
     std::size_t at_l = 0, at_e = 0;
     auto seam = [&](std::size_t nl, std::size_t ne) {  // a run of nl leaves and ne elements follows
-      const auto& st = leaves.starts_;
+      const auto st = leaves.starts();
       if (at_l != 0 && nl != 0 && !(st[at_l - 1] < st[at_l])) ordered = false;
       if constexpr (!leaf_keyed)
         if (at_e != 0 && ne != 0 && keys[at_e] < keys[at_e - 1]) ordered = false;
@@ -334,13 +337,14 @@ struct SegmentShift {
   void sort_locally() {
     std::vector<std::size_t> order(leaves.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
-    std::sort(order.begin(), order.end(),
-              [&](std::size_t x, std::size_t y) { return leaves.starts_[x] < leaves.starts_[y]; });
+    std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+      return leaves.starts()[x] < leaves.starts()[y];
+    });
     LocalLeaves<C> sorted;
     LV sorted_payload;
     EV sorted_elements;
     for (std::size_t i : order) {
-      sorted.push_back(leaves.starts_[i], leaves.levels_[i], leaves.counts_[i]);
+      sorted.push_back(leaves.starts()[i], leaves.levels()[i], leaves.counts()[i]);
       if (has_payload) sorted_payload.push_back(payload[i]);
       if constexpr (leaf_keyed) sorted_elements.push_back(elements[i]);
     }
@@ -349,7 +353,7 @@ struct SegmentShift {
     if constexpr (leaf_keyed)
       elements = std::move(sorted_elements);
     else
-      detail::sort_by_key(elements, keys);
+      irregular::sort_by_key(elements, keys);
   }
 
   /// Whether every arrived leaf came whole (a settled leaf holds all its elements, so its global
@@ -360,11 +364,11 @@ struct SegmentShift {
     const bool offsets_kept = (*offsets)[a] == ea && (*offsets)[b] == ee;
     if (!(ordered && offsets_kept)) return false;
     std::size_t sum = 0;
-    for (std::size_t i = 0; i < low_l; ++i) sum += static_cast<std::size_t>(leaves.counts_[i]);
+    for (std::size_t i = 0; i < low_l; ++i) sum += static_cast<std::size_t>(leaves.counts()[i]);
     if (sum != low_e) return false;
     sum = 0;
     for (std::size_t i = low_l + kept; i < leaves.size(); ++i)
-      sum += static_cast<std::size_t>(leaves.counts_[i]);
+      sum += static_cast<std::size_t>(leaves.counts()[i]);
     return sum == high_e;
   }
 
@@ -384,18 +388,18 @@ struct SegmentShift {
       std::size_t e = 0;
       for (std::size_t i = 0; i < low_l; ++i) {
         off[i] = e;
-        e += static_cast<std::size_t>(leaves.counts_[i]);
+        e += static_cast<std::size_t>(leaves.counts()[i]);
       }
       e = low_e + kept_e;
       for (std::size_t i = low_l + kept; i < leaves.size(); ++i) {
         off[i] = e;
-        e += static_cast<std::size_t>(leaves.counts_[i]);
+        e += static_cast<std::size_t>(leaves.counts()[i]);
       }
       off.push_back(keys.size());
     } else {
       off.clear();
       [[maybe_unused]] const std::size_t in =
-          detail_shift::run_offsets<C>(leaves.starts_, leaves.levels_, keys, 0, off);
+          detail::run_offsets<C>(leaves.starts(), leaves.levels(), keys, 0, off);
       IRREGULAR_ASSERT(in == keys.size());
       off.push_back(keys.size());
     }
@@ -420,12 +424,10 @@ struct SegmentShift {
 /// in rank order; arrivals out of curve order are sorted locally. `piece_bytes`: a message longer
 /// than this travels in pieces (tests shrink it). Collective over comm.
 template <OwnershipMap M, class LV, class EV, class KV, class OV>
-  requires(M::contiguous_segments)
-std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communicator& comm, const M& map,
-                                                     LocalLeaves<typename M::curve_type>& leaves, LV& payload,
-                                                     EV& elements, KV& keys, OV* offsets, int tag,
-                                                     ShiftLayout* layout = nullptr,
-                                                     std::size_t piece_bytes = detail::nbx_piece_bytes) {
+requires(M::contiguous_segments) std::optional<mpi::MigrationCounters> shift_segments(
+    const boost::mpi::communicator& comm, const M& map, LocalLeaves<typename M::curve_type>& leaves,
+    LV& payload, EV& elements, KV& keys, OV* offsets, int tag, ShiftLayout* layout = nullptr,
+    std::size_t piece_bytes = detail::nbx_piece_bytes) {
   if constexpr (!mpi::is_raw_transportable<typename EV::value_type>) {
     return std::nullopt;
   } else {
@@ -441,7 +443,7 @@ std::optional<mpi::MigrationCounters> shift_segments(const boost::mpi::communica
     shift.address_runs();
     typename Shift::Sink sink(shift.me, shift.landing, &shift.landing_keys, shift.has_payload,
                               shift.kept_e == 0, piece_bytes);
-    mpi::detail_exchange::check_tag(tag);
+    mpi::detail::check_tag(tag);
     mpi::ExchangeStats stats;
     detail::nbx_exchange(comm, tag, std::span<const detail::OutgoingGather>(shift.sends), sink,
                          stats, piece_bytes);

@@ -7,13 +7,11 @@
 #include <irregular/core/assert.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/distributed/schedule/inspector.hpp>
+#include <irregular/mpi/operations.hpp>
 
 #include <boost/mpi/collectives/broadcast.hpp>
 #include <boost/mpi/communicator.hpp>
-#include <boost/mpi/exception.hpp>
 #include <boost/serialization/string.hpp>
-
-#include <mpi.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -28,7 +26,7 @@ namespace irregular {
 
 struct ExecutorOptions {
   /// Agree on bad calls (a wrong array length, a stale schedule) so that every rank throws the
-  /// same irregular::collective_error from *_end: one MPI_Iallreduce of one int per call,
+  /// same irregular::collective_error from *_end: one non-blocking all-reduce of one int per call,
   /// overlapped with the data messages. Off: no extra collective; a bad call throws
   /// irregular::error on the rank that made it only (its partners receive no values).
   bool agree = true;
@@ -40,12 +38,15 @@ struct ExecutorOptions {
 /// begins and ends them in the same order.
 template <class T>
 class ScheduleExecutor {
-  static_assert(std::is_trivially_copyable_v<T>,
-                "irregular::ScheduleExecutor<T>: T must be trivially copyable (values travel as raw bytes)");
+  static_assert(
+      std::is_trivially_copyable_v<T>,
+      "irregular::ScheduleExecutor<T>: T must be trivially copyable (values travel as raw bytes)");
 
  public:
   explicit ScheduleExecutor(const CommSchedule& schedule, ExecutorOptions opt = {})
-      : s_(&schedule), opt_(opt), send_buf_(static_cast<std::size_t>(schedule.send_total())),
+      : s_(&schedule),
+        opt_(opt),
+        send_buf_(static_cast<std::size_t>(schedule.send_total())),
         recv_buf_(static_cast<std::size_t>(schedule.ghost_size())) {
     requests_.reserve(schedule.send_ranks().size() + schedule.recv_ranks().size());
   }
@@ -53,12 +54,7 @@ class ScheduleExecutor {
   ScheduleExecutor& operator=(const ScheduleExecutor&) = delete;
   ~ScheduleExecutor() {
     // Never leave MPI writing into freed buffers: an abandoned operation is completed here.
-    int finalized = 1;
-    MPI_Finalized(&finalized);
-    if (pending_ != Pending::none && !finalized) {
-      MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
-      if (agreement_ != MPI_REQUEST_NULL) MPI_Wait(&agreement_, MPI_STATUS_IGNORE);
-    }
+    if (pending_ != Pending::none) requests_.finish();
   }
 
   /// Starts fetching the ghost values: posts the receives, packs the send lists and sends one
@@ -69,8 +65,9 @@ class ScheduleExecutor {
     const auto ranks = s_->recv_ranks();
     for (std::size_t j = 0; j < ranks.size(); ++j) {
       const auto slots = s_->recv_slots(j);
-      T* dest = ok_ && s_->contiguous_receive() && !slots.empty() ? values.data() + nl + slots[0]
-                                                                  : recv_buf_.data() + offset(slots);
+      T* dest = ok_ && s_->contiguous_receive() && !slots.empty()
+                    ? values.data() + nl + slots[0]
+                    : recv_buf_.data() + offset(slots);
       post_recv(dest, slots.size(), ranks[j], gather_tag);
     }
     const auto to = s_->send_ranks();
@@ -79,7 +76,8 @@ class ScheduleExecutor {
       const auto list = s_->send_list(j);
       T* packed = send_buf_.data() + at;
       if (ok_)
-        for (std::size_t k = 0; k < list.size(); ++k) packed[k] = values[static_cast<std::size_t>(list[k])];
+        for (std::size_t k = 0; k < list.size(); ++k)
+          packed[k] = values[static_cast<std::size_t>(list[k])];
       post_send(packed, ok_ ? list.size() : 0, to[j], gather_tag);
       at += list.size();
     }
@@ -95,7 +93,8 @@ class ScheduleExecutor {
     for (std::size_t j = 0; j < slots_all.size(); ++j) {
       const auto slots = s_->recv_slots(j);
       const T* src = recv_buf_.data() + offset(slots);
-      for (std::size_t k = 0; k < slots.size(); ++k) values_[static_cast<std::size_t>(nl + slots[k])] = src[k];
+      for (std::size_t k = 0; k < slots.size(); ++k)
+        values_[static_cast<std::size_t>(nl + slots[k])] = src[k];
     }
   }
   void gather(std::span<T> values) {
@@ -124,7 +123,8 @@ class ScheduleExecutor {
       } else {
         T* packed = recv_buf_.data() + offset(slots);
         if (ok_)
-          for (std::size_t k = 0; k < slots.size(); ++k) packed[k] = values[static_cast<std::size_t>(nl + slots[k])];
+          for (std::size_t k = 0; k < slots.size(); ++k)
+            packed[k] = values[static_cast<std::size_t>(nl + slots[k])];
         src = packed;
       }
       post_send(src, ok_ ? slots.size() : 0, to[j], scatter_tag);
@@ -169,37 +169,38 @@ class ScheduleExecutor {
 
   void begin(std::span<T> values, Pending what, const char* name) {
     if (pending_ != Pending::none)
-      throw error(std::string("irregular::ScheduleExecutor::") + name + "_begin: another operation is still pending");
+      throw error(std::string("irregular::ScheduleExecutor::") + name +
+                  "_begin: another operation is still pending");
     std::optional<std::string> bad;
     const int me = s_->comm().rank();
     if (s_->stale())
       bad = std::string("irregular::ScheduleExecutor::") + name + ": rank " + std::to_string(me) +
-            ": the schedule is stale (built in layout generation " + std::to_string(s_->generation()) +
-            ", the layout is now in generation " + std::to_string(s_->layout_generation()) +
-            "); rebuild it after a remap";
+            ": the schedule is stale (built in layout generation " +
+            std::to_string(s_->generation()) + ", the layout is now in generation " +
+            std::to_string(s_->layout_generation()) + "); rebuild it after a remap";
     else if (static_cast<std::int64_t>(values.size()) != s_->total_size())
-      bad = std::string("irregular::ScheduleExecutor::") + name + ": rank " + std::to_string(me) + " passed " +
-            std::to_string(values.size()) + " values, the schedule needs " + std::to_string(s_->total_size()) + " (" +
-            std::to_string(s_->local_size()) + " local + " + std::to_string(s_->ghost_size()) + " ghosts)";
+      bad = std::string("irregular::ScheduleExecutor::") + name + ": rank " + std::to_string(me) +
+            " passed " + std::to_string(values.size()) + " values, the schedule needs " +
+            std::to_string(s_->total_size()) + " (" + std::to_string(s_->local_size()) +
+            " local + " + std::to_string(s_->ghost_size()) + " ghosts)";
     ok_ = !bad;
     failure_ = std::move(bad);
     values_ = ok_ ? values : std::span<T>();
     pending_ = what;
-    requests_.clear();
     if (opt_.agree) {
       key_ = ok_ ? s_->comm().size() : me;
-      BOOST_MPI_CHECK_RESULT(MPI_Iallreduce, (&key_, &min_key_, 1, MPI_INT, MPI_MIN, MPI_Comm(s_->comm()), &agreement_));
+      requests_.start_min(s_->comm(), &key_, &min_key_);
     }
   }
 
   void complete(Pending what, const char* name) {
     if (pending_ != what)
-      throw error(std::string("irregular::ScheduleExecutor::") + name + ": no matching begin is pending");
-    BOOST_MPI_CHECK_RESULT(MPI_Waitall, (static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE));
-    requests_.clear();
+      throw error(std::string("irregular::ScheduleExecutor::") + name +
+                  ": no matching begin is pending");
+    requests_.wait_all();
     pending_ = Pending::none;
     if (opt_.agree) {
-      BOOST_MPI_CHECK_RESULT(MPI_Wait, (&agreement_, MPI_STATUS_IGNORE));
+      requests_.wait_min();
       if (min_key_ < s_->comm().size()) {
         std::string message = failure_ ? *failure_ : std::string();
         boost::mpi::broadcast(s_->comm(), message, min_key_);
@@ -211,14 +212,10 @@ class ScheduleExecutor {
   }
 
   void post_recv(T* dest, std::size_t n, int source, int tag) {
-    requests_.push_back(MPI_REQUEST_NULL);
-    BOOST_MPI_CHECK_RESULT(MPI_Irecv, (static_cast<void*>(dest), static_cast<int>(n * sizeof(T)), MPI_BYTE, source,
-                                       tag, MPI_Comm(s_->comm()), &requests_.back()));
+    requests_.receive(s_->comm(), dest, n * sizeof(T), source, tag);
   }
   void post_send(const T* src, std::size_t n, int dest, int tag) {
-    requests_.push_back(MPI_REQUEST_NULL);
-    BOOST_MPI_CHECK_RESULT(MPI_Isend, (const_cast<T*>(src), static_cast<int>(n * sizeof(T)), MPI_BYTE, dest, tag,
-                                       MPI_Comm(s_->comm()), &requests_.back()));
+    requests_.send(s_->comm(), src, n * sizeof(T), dest, tag);
   }
 
   const CommSchedule* s_;
@@ -227,13 +224,12 @@ class ScheduleExecutor {
   // Ghost values in permutation-list order when not received in place (and, on a rank whose call
   // was bad, where its partners' messages land).
   std::vector<T> recv_buf_;
-  std::vector<MPI_Request> requests_;
+  mpi::RequestSet requests_;  // the transfers of the pending phase, and its agreement
   std::span<T> values_;
   std::optional<std::string> failure_;
   Pending pending_ = Pending::none;
   bool ok_ = true;
   int key_ = 0, min_key_ = 0;
-  MPI_Request agreement_ = MPI_REQUEST_NULL;
 };
 
 }  // namespace irregular

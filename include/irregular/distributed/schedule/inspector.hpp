@@ -1,7 +1,8 @@
 // The inspector of kaddoura-ranka-1995 §3.2 (Figure 1, phase B): translation by block boundaries,
 // duplicate removal, a ghost region appended after the local data, and the communication schedule
 // (per partner a send list and a permutation list) built three ways: simple (requests to the
-// owners, two rounds), schedule_sort1 and schedule_sort2 (symmetric patterns, no messages; Figure 4).
+// owners, two rounds), schedule_sort1 and schedule_sort2 (symmetric patterns, no messages; Figure
+// 4).
 #pragma once
 
 #include <irregular/core/assert.hpp>
@@ -30,12 +31,14 @@ namespace irregular {
 
 /// How the send lists are found (kaddoura-ranka §3.2, Table 3).
 enum class ScheduleStrategy {
-  simple,  ///< requests go to the owners, which answer with their send lists: two rounds, any pattern
+  simple,  ///< requests go to the owners, which answer with their send lists: two rounds, any
+           ///< pattern
   sort1,   ///< symmetric patterns: no messages; send lists generated in any order, then sorted
   sort2,   ///< symmetric patterns: no messages; rows traversed in increasing local order, no sort
 };
 
-inline constexpr std::array<std::string_view, 3> schedule_strategy_names = {"simple", "sort1", "sort2"};
+inline constexpr std::array<std::string_view, 3> schedule_strategy_names = {"simple", "sort1",
+                                                                            "sort2"};
 
 [[nodiscard]] constexpr std::string_view to_string(ScheduleStrategy s) noexcept {
   return schedule_strategy_names[static_cast<std::size_t>(s)];
@@ -44,15 +47,16 @@ inline constexpr std::array<std::string_view, 3> schedule_strategy_names = {"sim
 [[nodiscard]] inline ScheduleStrategy parse_schedule_strategy(std::string_view name) {
   for (std::size_t i = 0; i < schedule_strategy_names.size(); ++i)
     if (schedule_strategy_names[i] == name) return static_cast<ScheduleStrategy>(i);
-  throw invalid_argument("irregular::parse_schedule_strategy: unknown strategy '" + std::string(name) +
-                         "' (expected simple, sort1 or sort2)");
+  throw invalid_argument("irregular::parse_schedule_strategy: unknown strategy '" +
+                         std::string(name) + "' (expected simple, sort1 or sort2)");
 }
 
 struct ScheduleOptions {
   ScheduleStrategy strategy = ScheduleStrategy::sort2;
   /// sort1 and sort2 trust the pattern to be symmetric (local row i references remote node j iff
   /// j's row references i). With this on, the builder checks it with one extra exchange (counted
-  /// apart, in check_messages) and throws on every rank when it fails; on by default in debug builds.
+  /// apart, in check_messages) and throws on every rank when it fails; on by default in debug
+  /// builds.
   bool verify_symmetry = IRREGULAR_ASSERTS_ON != 0;
 };
 
@@ -77,13 +81,17 @@ class CommSchedule {
   [[nodiscard]] ScheduleStrategy strategy() const noexcept { return strategy_; }
   [[nodiscard]] const boost::mpi::communicator& comm() const noexcept { return comm_; }
   [[nodiscard]] std::int64_t local_size() const noexcept { return local_size_; }
-  [[nodiscard]] std::int64_t ghost_size() const noexcept { return static_cast<std::int64_t>(ghost_globals_.size()); }
+  [[nodiscard]] std::int64_t ghost_size() const noexcept {
+    return static_cast<std::int64_t>(ghost_globals_.size());
+  }
   /// Length of every data array the executor moves: local values, then the ghost region.
   [[nodiscard]] std::int64_t total_size() const noexcept { return local_size_ + ghost_size(); }
   /// The indirection array rewritten to local indices: < local_size() local, otherwise ghost slots.
   [[nodiscard]] std::span<const std::int64_t> local_refs() const noexcept { return local_refs_; }
   /// Global index of each ghost slot.
-  [[nodiscard]] std::span<const std::int64_t> ghost_globals() const noexcept { return ghost_globals_; }
+  [[nodiscard]] std::span<const std::int64_t> ghost_globals() const noexcept {
+    return ghost_globals_;
+  }
 
   /// Partners this rank sends to (gather), ascending, and for each its send list: local indices
   /// in message order.
@@ -97,7 +105,9 @@ class CommSchedule {
   [[nodiscard]] std::span<const std::int64_t> recv_slots(std::size_t partner) const noexcept {
     return span_of(recv_slots_, recv_offsets_, partner);
   }
-  [[nodiscard]] std::int64_t send_total() const noexcept { return static_cast<std::int64_t>(send_list_.size()); }
+  [[nodiscard]] std::int64_t send_total() const noexcept {
+    return static_cast<std::int64_t>(send_list_.size());
+  }
   /// True when every partner's slots are consecutive (sort1, sort2): messages land in place.
   [[nodiscard]] bool contiguous_receive() const noexcept { return contiguous_receive_; }
 
@@ -112,7 +122,8 @@ class CommSchedule {
                                      std::span<const std::int64_t>, ScheduleOptions);
   friend struct detail::ScheduleBuilder;
   static std::span<const std::int64_t> span_of(const std::vector<std::int64_t>& v,
-                                                const std::vector<std::int64_t>& off, std::size_t j) noexcept {
+                                               const std::vector<std::int64_t>& off,
+                                               std::size_t j) noexcept {
     return {v.data() + off[j], static_cast<std::size_t>(off[j + 1] - off[j])};
   }
 
@@ -128,7 +139,7 @@ class CommSchedule {
   ScheduleStats stats_;
 };
 
-namespace detail_schedule {
+namespace detail {
 constexpr int request_tag = 1, answer_tag = 2, check_tag = 3;
 
 inline void add(ScheduleStats& s, const mpi::PhaseStats& p) {
@@ -153,13 +164,15 @@ struct Inbox {
   void for_each_source(F&& f) const {
     std::vector<std::size_t> idx(source.size());
     for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return source[a] < source[b]; });
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&](std::size_t a, std::size_t b) { return source[a] < source[b]; });
     std::vector<std::int64_t> joined;
     for (std::size_t i = 0; i < idx.size();) {
       const int src = source[idx[i]];
       joined.clear();
       for (; i < idx.size() && source[idx[i]] == src; ++i) {
-        const std::size_t a = start[idx[i]], b = idx[i] + 1 < start.size() ? start[idx[i] + 1] : values.size();
+        const std::size_t a = start[idx[i]],
+                          b = idx[i] + 1 < start.size() ? start[idx[i] + 1] : values.size();
         joined.insert(joined.end(), values.begin() + static_cast<std::ptrdiff_t>(a),
                       values.begin() + static_cast<std::ptrdiff_t>(b));
       }
@@ -167,7 +180,7 @@ struct Inbox {
     }
   }
 };
-}  // namespace detail_schedule
+}  // namespace detail
 
 namespace detail {
 
@@ -401,12 +414,12 @@ struct ScheduleBuilder {
   /// schedule simple, round 1: requests (global indices, in the requester's slot order) to their
   /// owners, whose send lists they become.
   void request_send_lists() {
-    detail_schedule::Inbox requests;
+    detail::Inbox requests;
     {
-      mpi::MergedExchange<std::int64_t> x(s.comm_, detail_schedule::request_tag);
+      mpi::MergedExchange<std::int64_t> x(s.comm_, detail::request_tag);
       send_ghost_globals(x);
       x.finish([&](int src, std::span<const std::int64_t> recs) { requests.add(src, recs); });
-      detail_schedule::add(s.stats_, x.stats());
+      detail::add(s.stats_, x.stats());
     }
     requests.for_each_source([&](int src, std::span<const std::int64_t> recs) {
       s.send_ranks_.push_back(src);
@@ -424,7 +437,7 @@ struct ScheduleBuilder {
   /// schedule simple, round 2: each owner answers with its send list (the local references it
   /// will send in), checked against what was asked.
   void answer_send_lists() {
-    mpi::MergedExchange<std::int64_t> x(s.comm_, detail_schedule::answer_tag);
+    mpi::MergedExchange<std::int64_t> x(s.comm_, detail::answer_tag);
     for (std::size_t j = 0; j < s.send_ranks_.size(); ++j) x.send(s.send_ranks_[j], s.send_list(j));
     x.finish([&](int src, std::span<const std::int64_t> recs) {
       const auto j = static_cast<std::size_t>(
@@ -441,14 +454,14 @@ struct ScheduleBuilder {
         if (T.global(src, recs[k]) != s.ghost_globals_[static_cast<std::size_t>(slots[k])])
           fail("irregular::build_schedule: rank " + std::to_string(src) + " answered out of order");
     });
-    detail_schedule::add(s.stats_, x.stats());
+    detail::add(s.stats_, x.stats());
   }
 
   /// Debug check of the declared symmetry (sort1, sort2): what each rank expects from r must be
   /// r's send list.
   void verify_symmetry() {
-    detail_schedule::Inbox expected;
-    mpi::MergedExchange<std::int64_t> x(s.comm_, detail_schedule::check_tag);
+    detail::Inbox expected;
+    mpi::MergedExchange<std::int64_t> x(s.comm_, detail::check_tag);
     send_ghost_globals(x);
     x.finish([&](int src, std::span<const std::int64_t> recs) { expected.add(src, recs); });
     s.stats_.check_messages = x.stats().messages_sent;

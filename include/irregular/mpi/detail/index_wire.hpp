@@ -9,7 +9,9 @@ namespace irregular::detail {
 struct IndexWire {
   std::uint64_t lo = 0, hi = 0;
   template <class Archive>
-  void serialize(Archive& ar, unsigned) { ar & lo & hi; }
+  void serialize(Archive& ar, unsigned) {
+    ar& lo& hi;
+  }
 
   template <class Index>
   static IndexWire from(Index k) noexcept {

@@ -7,9 +7,8 @@
 #include <irregular/core/detail/uninitialized_allocator.hpp>
 #include <irregular/mpi/counters.hpp>
 
+#include <boost/mpi/config.hpp>  // <mpi.h>, without its C++ bindings
 #include <boost/mpi/exception.hpp>
-
-#include <mpi.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -46,7 +45,6 @@ struct OutgoingGather {
   std::span<const ByteRegion> regions;
 };
 
-
 /// Calls f(p, at, len) for each part of the bytes [offset, offset + n) of a message laid over
 /// `regions`: len bytes at p, which are the piece's bytes [at, at + len).
 template <class F>
@@ -82,8 +80,9 @@ void with_piece(std::span<const ByteRegion> regions, std::size_t offset, std::si
     return;
   }
   MPI_Datatype type = MPI_DATATYPE_NULL;
-  BOOST_MPI_CHECK_RESULT(MPI_Type_create_hindexed, (static_cast<int>(lengths.size()), lengths.data(),
-                                                    displacements.data(), MPI_BYTE, &type));
+  BOOST_MPI_CHECK_RESULT(
+      MPI_Type_create_hindexed,
+      (static_cast<int>(lengths.size()), lengths.data(), displacements.data(), MPI_BYTE, &type));
   BOOST_MPI_CHECK_RESULT(MPI_Type_commit, (&type));
   f(MPI_BOTTOM, 1, type);
   BOOST_MPI_CHECK_RESULT(MPI_Type_free, (&type));
@@ -149,7 +148,6 @@ void receive_message(MPI_Comm comm, int tag, MPI_Message msg, const MPI_Status& 
   stats.bytes_received += total;
 }
 
-
 /// NBX: synchronous sends (their completion means the partner matched them), a probe loop that
 /// receives whatever arrives, and a non-blocking barrier entered once all own sends completed;
 /// its completion means every message of this round was received everywhere. A closing barrier
@@ -189,8 +187,8 @@ void nbx_exchange(MPI_Comm comm, int tag, std::span<const OutgoingGather> sends,
     }
     int done = 0;
     if (!in_barrier) {
-      BOOST_MPI_CHECK_RESULT(MPI_Testall, (static_cast<int>(requests.size()), requests.data(), &done,
-                                           MPI_STATUSES_IGNORE));
+      BOOST_MPI_CHECK_RESULT(MPI_Testall, (static_cast<int>(requests.size()), requests.data(),
+                                           &done, MPI_STATUSES_IGNORE));
       if (done) {
         BOOST_MPI_CHECK_RESULT(MPI_Ibarrier, (comm, &barrier));
         in_barrier = true;
@@ -242,7 +240,8 @@ struct MessageBuffers {
   }
   void finish(int, std::size_t) {}
   void sort_by_source() {
-    std::sort(got.begin(), got.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::sort(got.begin(), got.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
   }
 };
 

@@ -11,13 +11,12 @@
 
 #include <boost/archive/archive_exception.hpp>
 #include <boost/archive/basic_archive.hpp>
+#include <boost/mpi/config.hpp>  // <mpi.h>, without its C++ bindings
 #include <boost/mpi/packed_iarchive.hpp>
 #include <boost/mpi/packed_oarchive.hpp>
 #include <boost/serialization/level.hpp>
 #include <boost/serialization/serialization.hpp>
 #include <boost/serialization/version.hpp>
-
-#include <mpi.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -112,13 +111,14 @@ static_assert(sizeof(FrameHeader) == 16 && std::is_trivially_copyable_v<FrameHea
 /// Types at the primitive level (arithmetic, std::string) go through the archive as usual.
 template <class T>
 inline constexpr bool direct_serialize =
-    std::is_class_v<T> && boost::serialization::implementation_level<T>::value >=
-                              boost::serialization::object_serializable;
+    std::is_class_v<T>&& boost::serialization::implementation_level<T>::value >=
+    boost::serialization::object_serializable;
 
 template <class Archive, class T>
 void save_value(Archive& ar, const T& v) {
   if constexpr (direct_serialize<T>)
-    boost::serialization::serialize_adl(ar, const_cast<T&>(v), boost::serialization::version<T>::value);
+    boost::serialization::serialize_adl(ar, const_cast<T&>(v),
+                                        boost::serialization::version<T>::value);
   else
     ar << v;
 }
@@ -177,7 +177,8 @@ void write_frames(MPI_Comm comm, std::size_t n, Get&& get, PackedFrames& out,
       packed.reserve(guess);
       {
         boost::mpi::packed_oarchive ar(comm, packed, boost::archive::no_header);
-        for (; i < n && packed.size() < frame_bytes; ++i, ++count) save_value(ar, static_cast<const T&>(get(i)));
+        for (; i < n && packed.size() < frame_bytes; ++i, ++count)
+          save_value(ar, static_cast<const T&>(get(i)));
       }
       buf.assign(packed.begin(), packed.end());
     }
@@ -211,8 +212,8 @@ struct IgnoreLoaded {
 /// loaded, and calls loaded(value) while it is still in cache. Returns an error text when the
 /// bytes do not parse (or, for the wire archive, do not end with the last value).
 template <class T, class Out, class Loaded>
-std::string read_frame(MPI_Comm comm, const char* data, std::size_t bytes, std::uint64_t count, Out& out,
-                       Loaded& loaded) {
+std::string read_frame(MPI_Comm comm, const char* data, std::size_t bytes, std::uint64_t count,
+                       Out& out, Loaded& loaded) {
   if constexpr (wire_serialized<T>) {
     WireIArchive ar(data, bytes);
     try {
@@ -224,7 +225,8 @@ std::string read_frame(MPI_Comm comm, const char* data, std::size_t bytes, std::
     } catch (const parse_error& e) {
       return e.what();
     }
-    if (ar.remaining() != 0) return "a frame holds " + std::to_string(ar.remaining()) + " bytes past its values";
+    if (ar.remaining() != 0)
+      return "a frame holds " + std::to_string(ar.remaining()) + " bytes past its values";
   } else {
     // The packed iarchive reads from its own buffer type; frames stay below 2 GiB.
     PackedBuffer frame(data, data + bytes);
@@ -247,8 +249,8 @@ std::string read_frame(MPI_Comm comm, const char* data, std::size_t bytes, std::
 /// the frames do not tile the range, hold more than `limit` values, or an archive fails; out
 /// then holds what was read so far.
 template <class Out, class Loaded = IgnoreLoaded>
-std::string read_frames(MPI_Comm comm, const FrameBuffer& msg, std::size_t begin, std::size_t end, Out& out,
-                        std::size_t limit, std::size_t& read, Loaded loaded = {}) {
+std::string read_frames(MPI_Comm comm, const FrameBuffer& msg, std::size_t begin, std::size_t end,
+                        Out& out, std::size_t limit, std::size_t& read, Loaded loaded = {}) {
   read = 0;
   std::size_t pos = begin;
   while (pos < end) {
@@ -256,10 +258,12 @@ std::string read_frames(MPI_Comm comm, const FrameBuffer& msg, std::size_t begin
     FrameHeader h{};
     std::memcpy(&h, msg.data() + pos, sizeof h);
     pos += sizeof h;
-    if (h.bytes > end - pos) return "a frame announces " + std::to_string(h.bytes) + " bytes, " +
-                                    std::to_string(end - pos) + " follow";
+    if (h.bytes > end - pos)
+      return "a frame announces " + std::to_string(h.bytes) + " bytes, " +
+             std::to_string(end - pos) + " follow";
     if (h.count > limit - read) return "the frames hold more values than announced";
-    std::string why = read_frame<typename Out::value_type>(comm, msg.data() + pos, static_cast<std::size_t>(h.bytes), h.count, out, loaded);
+    std::string why = read_frame<typename Out::value_type>(
+        comm, msg.data() + pos, static_cast<std::size_t>(h.bytes), h.count, out, loaded);
     if (!why.empty()) return why;
     read += static_cast<std::size_t>(h.count);
     pos += static_cast<std::size_t>(h.bytes);

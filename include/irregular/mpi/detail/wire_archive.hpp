@@ -58,8 +58,8 @@ struct is_bulk_vector<std::vector<U, A>> : std::bool_constant<bulk<U>> {};
 
 template <class T>
 inline constexpr bool primitive_class =
-    std::is_class_v<T> &&
-    boost::serialization::implementation_level<T>::value == boost::serialization::primitive_type;
+    std::is_class_v<T>&& boost::serialization::implementation_level<T>::value ==
+    boost::serialization::primitive_type;
 
 template <class>
 inline constexpr bool unsupported = false;
@@ -67,10 +67,11 @@ inline constexpr bool unsupported = false;
 /// Instantiated where a serialize() hands the archive a pointer, or asks for pointer machinery.
 template <class T>
 constexpr void reject_pointer() {
-  static_assert(unsupported<T>,
-                "irregular's wire archive (sparse_exchange, migrate) carries no pointers or smart pointers "
-                "(it tracks no objects): specialize irregular::mpi::packed_archive_transport<E> : "
-                "std::true_type for the element type E to send it through Boost.MPI packed archives");
+  static_assert(
+      unsupported<T>,
+      "irregular's wire archive (sparse_exchange, migrate) carries no pointers or smart pointers "
+      "(it tracks no objects): specialize irregular::mpi::packed_archive_transport<E> : "
+      "std::true_type for the element type E to send it through Boost.MPI packed archives");
 }
 
 /// What both halves answer to Boost's serialization headers.
@@ -78,7 +79,8 @@ struct ArchiveBase {
   /// The loaders of Boost's collection headers are told the newest format, which the savers of
   /// the same headers write.
   [[nodiscard]] boost::serialization::library_version_type get_library_version() const {
-    static const boost::serialization::library_version_type v = boost::archive::BOOST_ARCHIVE_VERSION();
+    static const boost::serialization::library_version_type v =
+        boost::archive::BOOST_ARCHIVE_VERSION();
     return v;
   }
   template <class T>
@@ -152,8 +154,9 @@ class WireOArchive : public wire::ArchiveBase {
       put<std::uint64_t>(x.size());
       write(x.data(), x.size() * sizeof(typename T::value_type));
     } else if constexpr (wire::primitive_class<T>) {
-      static_assert(std::is_trivially_copyable_v<T>,
-                    "a class marked primitive_type must be trivially copyable to travel as its bytes");
+      static_assert(
+          std::is_trivially_copyable_v<T>,
+          "a class marked primitive_type must be trivially copyable to travel as its bytes");
       write(&x, sizeof x);
     } else {
       bs::serialize_adl(*this, const_cast<T&>(x), bs::version<T>::value);
@@ -254,8 +257,9 @@ class WireIArchive : public wire::ArchiveBase {
       x.resize(n);
       read(x.data(), n * sizeof(V));
     } else if constexpr (wire::primitive_class<T>) {
-      static_assert(std::is_trivially_copyable_v<T>,
-                    "a class marked primitive_type must be trivially copyable to travel as its bytes");
+      static_assert(
+          std::is_trivially_copyable_v<T>,
+          "a class marked primitive_type must be trivially copyable to travel as its bytes");
       read(&x, sizeof x);
     } else {
       bs::serialize_adl(*this, x, bs::version<T>::value);
@@ -296,7 +300,8 @@ class WireIArchive : public wire::ArchiveBase {
   }
 
   [[noreturn]] void too_long(const std::string& need) const {
-    throw parse_error("wire archive: needs " + need + ", " + std::to_string(remaining()) + " bytes left");
+    throw parse_error("wire archive: needs " + need + ", " + std::to_string(remaining()) +
+                      " bytes left");
   }
 
   const char* at_;

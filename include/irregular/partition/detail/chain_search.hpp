@@ -4,13 +4,14 @@
 // to part k, nondecreasing when [i, j) grows, smallest on empty intervals.
 #pragma once
 
-#include <algorithm>
-#include <cmath>
-#include <cstddef>
 #include <irregular/core/assert.hpp>
 #include <irregular/core/detail/search.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/core/index.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <type_traits>

@@ -5,11 +5,12 @@
 // stripes (any prefix accessor, integer, uint128_t or floating-point sums) both run it.
 #pragma once
 
+#include <irregular/core/assert.hpp>
+#include <irregular/core/detail/search.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <irregular/core/assert.hpp>
-#include <irregular/core/detail/search.hpp>
 #include <type_traits>
 #include <utility>
 #include <vector>

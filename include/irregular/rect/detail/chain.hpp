@@ -3,9 +3,10 @@
 // No algorithm lives here (doc/rect.md: rect/ includes partition/, never the reverse).
 #pragma once
 
-#include <cstddef>
 #include <irregular/partition/nicol_plus.hpp>
 #include <irregular/partition/probe.hpp>
+
+#include <cstddef>
 #include <vector>
 
 namespace irregular::detail {

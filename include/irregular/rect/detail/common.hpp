@@ -2,12 +2,13 @@
 // the JAG-M-HEUR processor allocation rule (saule-bas-catalyurek §3.2.2, also used by HYBRID §5).
 #pragma once
 
-#include <algorithm>
-#include <cmath>
-#include <cstddef>
 #include <irregular/core/error.hpp>
 #include <irregular/rect/load_matrix.hpp>
 #include <irregular/rect/partition.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <string>
 #include <type_traits>
 #include <vector>

@@ -3,10 +3,6 @@
 // its decision form with parametric search).
 #pragma once
 
-#include <algorithm>
-#include <cmath>
-#include <cstddef>
-#include <cstdint>
 #include <irregular/core/detail/search.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/rect/detail/chain.hpp>
@@ -14,6 +10,11 @@
 #include <irregular/rect/load_matrix.hpp>
 #include <irregular/rect/metrics.hpp>
 #include <irregular/rect/partition.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <unordered_map>
 #include <utility>

@@ -49,7 +49,8 @@ bool coarsen_family_at(std::span<const typename C::index_type> s, std::span<cons
   const int lv = l[i];
   if (lv == 0 || s[i] % span_at<C>(lv - 1) != 0 || i + kids > s.size()) return false;
   for (std::size_t k = 0; k < kids; ++k)
-    if (l[i + k] != lv || marks[i + k] != Mark::coarsen || s[i + k] != s[i] + static_cast<I>(k) * span_at<C>(lv))
+    if (l[i + k] != lv || marks[i + k] != Mark::coarsen ||
+        s[i + k] != s[i] + static_cast<I>(k) * span_at<C>(lv))
       return false;
   return true;
 }
@@ -61,12 +62,12 @@ bool coarsen_family_at(std::span<const typename C::index_type> s, std::span<cons
 /// new leaf count. The input is unchanged: trivially copyable data are copied into nd (one
 /// pass); other data are recorded in `sources` and moved by assemble_adapted() once the caller
 /// has agreed on the outcome.
-template <SpaceFillingCurve C, class Data, class Refine, class Coarsen, class Starts, class Levels, class Datas,
-          class Where, class Budget>
+template <SpaceFillingCurve C, class Data, class Refine, class Coarsen, class Starts, class Levels,
+          class Datas, class Where, class Budget>
 AdaptStats adapt_leaves(std::span<const typename C::index_type> s, std::span<const std::uint8_t> l,
-                        std::span<const Data> data, std::span<const Mark> marks, Refine& refine, Coarsen& coarsen,
-                        Starts& ns, Levels& nl, Datas& nd, AdaptSources<Data>& sources, Where&& where,
-                        Budget&& budget) {
+                        std::span<const Data> data, std::span<const Mark> marks, Refine& refine,
+                        Coarsen& coarsen, Starts& ns, Levels& nl, Datas& nd,
+                        AdaptSources<Data>& sources, Where&& where, Budget&& budget) {
   using I = typename C::index_type;
   constexpr int kids = children_of<C>;
   constexpr bool copy_kept = std::is_trivially_copyable_v<Data>;
@@ -92,8 +93,8 @@ AdaptStats adapt_leaves(std::span<const typename C::index_type> s, std::span<con
     }
     if (marks[i] == Mark::refine) {
       if (lv >= C::max_level)
-        throw invalid_argument(where(i) + " is at the curve's max_level " + std::to_string(C::max_level) +
-                               " and cannot be refined");
+        throw invalid_argument(where(i) + " is at the curve's max_level " +
+                               std::to_string(C::max_level) + " and cannot be refined");
       for (int k = 0; k < kids; ++k) {
         const I cs = s[i] + static_cast<I>(k) * span_at<C>(lv + 1);
         ns.push_back(cs);
@@ -104,8 +105,10 @@ AdaptStats adapt_leaves(std::span<const typename C::index_type> s, std::span<con
     } else {
       ns.push_back(s[i]);
       nl.push_back(static_cast<std::uint8_t>(lv));
-      if constexpr (copy_kept) nd.push_back(data[i]);
-      else src.push_back(static_cast<std::ptrdiff_t>(i));
+      if constexpr (copy_kept)
+        nd.push_back(data[i]);
+      else
+        src.push_back(static_cast<std::ptrdiff_t>(i));
     }
     ++i;
   }

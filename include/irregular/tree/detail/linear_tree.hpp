@@ -73,8 +73,8 @@ void validate_tiling(std::span<const typename C::index_type> starts, std::span<c
     const int l = static_cast<int>(levels[i]);
     if (l < 0 || l > C::max_level)
       throw invalid_argument(std::string(who) + ": leaf " + std::to_string(i) + " has level " +
-                             std::to_string(l) + " outside [0, max_level = " +
-                             std::to_string(C::max_level) + "]");
+                             std::to_string(l) +
+                             " outside [0, max_level = " + std::to_string(C::max_level) + "]");
     if (starts[i] != expect)
       throw invalid_argument(std::string(who) + ": leaf " + std::to_string(i) +
                              " does not start where the previous leaf ends (leaves must be "

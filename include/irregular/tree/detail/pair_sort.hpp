@@ -70,10 +70,12 @@ void sort_pairs(std::vector<R>& v, std::vector<R>& scratch, std::vector<std::uin
     const int shift = diff - bits;
     const std::size_t buckets = std::size_t{1} << bits, mask = buckets - 1;
     count.assign(buckets + 1, 0);
-    for (std::size_t i = 0; i < m; ++i) ++count[(static_cast<std::size_t>(a[i].key >> shift) & mask) + 1];
+    for (std::size_t i = 0; i < m; ++i)
+      ++count[(static_cast<std::size_t>(a[i].key >> shift) & mask) + 1];
     for (std::size_t d = 0; d < buckets; ++d) count[d + 1] += count[d];
     R* const s = scratch.data();
-    for (std::size_t i = 0; i < m; ++i) s[count[(static_cast<std::size_t>(a[i].key >> shift) & mask)]++] = a[i];
+    for (std::size_t i = 0; i < m; ++i)
+      s[count[(static_cast<std::size_t>(a[i].key >> shift) & mask)]++] = a[i];
     std::memcpy(static_cast<void*>(a), s, m * sizeof(R));
     // count[d] is now the end of bucket d (the start of d + 1). With shift 0 the digit covers
     // every bit in which the keys differ: each bucket holds one key, already in input order.

@@ -99,7 +99,8 @@ void radix_sort_records(std::vector<R>& v, KeyOf key, int bits, std::vector<R>& 
   for (const R& r : v) {
     const Index k = key(r);
     for (int d = 0; d < digits; ++d)
-      ++hist[static_cast<std::size_t>(d)][static_cast<std::size_t>(k >> (d * digit_bits)) & (radix - 1)];
+      ++hist[static_cast<std::size_t>(d)]
+            [static_cast<std::size_t>(k >> (d * digit_bits)) & (radix - 1)];
   }
   scratch.resize(n);
   R* src = v.data();
@@ -107,10 +108,12 @@ void radix_sort_records(std::vector<R>& v, KeyOf key, int bits, std::vector<R>& 
   for (int d = 0; d < digits; ++d) {
     auto& h = hist[static_cast<std::size_t>(d)];
     const int shift = d * digit_bits;
-    if (h[static_cast<std::size_t>(key(src[0]) >> shift) & (radix - 1)] == n) continue;  // shared digit
+    if (h[static_cast<std::size_t>(key(src[0]) >> shift) & (radix - 1)] == n)
+      continue;  // shared digit
     std::size_t sum = 0;
     for (auto& c : h) sum += std::exchange(c, sum);
-    for (std::size_t i = 0; i < n; ++i) dst[h[static_cast<std::size_t>(key(src[i]) >> shift) & (radix - 1)]++] = std::move(src[i]);
+    for (std::size_t i = 0; i < n; ++i)
+      dst[h[static_cast<std::size_t>(key(src[i]) >> shift) & (radix - 1)]++] = std::move(src[i]);
     std::swap(src, dst);
   }
   if (src != v.data()) v.swap(scratch);

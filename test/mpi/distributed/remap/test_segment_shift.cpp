@@ -42,7 +42,7 @@ struct World {
   int level;
   std::vector<Pt> elements;
   std::vector<std::uint64_t> counts;
-  [[nodiscard]] I span() const { return irr::curve::detail_interval::span<C>(C::max_level - level); }
+  [[nodiscard]] I span() const { return irr::detail::levels_span<C>(C::max_level - level); }
   [[nodiscard]] std::size_t leaves() const { return counts.size(); }
   [[nodiscard]] std::size_t first_element(std::size_t leaf) const {
     return static_cast<std::size_t>(std::accumulate(counts.begin(), counts.begin() + static_cast<std::ptrdiff_t>(leaf), std::uint64_t{0}));
@@ -113,9 +113,9 @@ void check_holds(const World& w, const Local& l, std::size_t first, std::size_t 
   REQUIRE(l.payload.size() == l.leaves.size());
   for (std::size_t j = first; j < last; ++j) {
     const std::size_t i = j - first;
-    REQUIRE(l.leaves.starts_[i] == static_cast<I>(j * w.span()));
-    REQUIRE(int(l.leaves.levels_[i]) == w.level);
-    REQUIRE(l.leaves.counts_[i] == w.counts[j]);
+    REQUIRE(l.leaves.starts()[i] == static_cast<I>(j * w.span()));
+    REQUIRE(int(l.leaves.levels()[i]) == w.level);
+    REQUIRE(l.leaves.counts()[i] == w.counts[j]);
     REQUIRE(l.payload[i] == 0.5 * static_cast<double>(j));
   }
   const std::size_t a = w.first_element(first), b = w.first_element(last);
@@ -128,7 +128,7 @@ void check_holds(const World& w, const Local& l, std::size_t first, std::size_t 
   }
   REQUIRE(l.offsets.size() == l.leaves.size() + 1);
   REQUIRE(l.offsets[0] == 0);
-  for (std::size_t i = 0; i < l.leaves.size(); ++i) REQUIRE(l.offsets[i + 1] - l.offsets[i] == l.leaves.counts_[i]);
+  for (std::size_t i = 0; i < l.leaves.size(); ++i) REQUIRE(l.offsets[i + 1] - l.offsets[i] == l.leaves.counts()[i]);
 }
 
 /// Shifts from layout `from` (rank r holds leaves of part part_of_rank[r]) to the map `to`;
@@ -191,7 +191,7 @@ TEST_CASE("shift_segments: a message of exactly one block, and one block and one
   const int p = comm.size();
   if (p < 2) return;
   const World w = make_world(9, 0, 1, 13);  // one element per leaf: cuts count elements exactly
-  const std::size_t K = irr::detail_shift::block_elements;
+  const std::size_t K = irr::detail::block_elements;
   std::vector<std::size_t> from(static_cast<std::size_t>(p) + 1, w.leaves()), to(from);
   from[0] = to[0] = 0;  // rank 0 holds everything, then sends K to rank 1 and K + 1 to rank 2
   to[1] = w.leaves() - K - (p > 2 ? K + 1 : 0);
@@ -245,8 +245,8 @@ TEST_CASE("shift_segments: cell data keyed by their leaves, in and out of rank o
     REQUIRE(l.elements.size() == l.leaves.size());
     for (std::size_t i = 0; i < l.leaves.size(); ++i) {
       const std::size_t j = to[me] + i;
-      REQUIRE(l.leaves.starts_[i] == static_cast<I>(j * w.span()));
-      REQUIRE(l.leaves.counts_[i] == 1);
+      REQUIRE(l.leaves.starts()[i] == static_cast<I>(j * w.span()));
+      REQUIRE(l.leaves.counts()[i] == 1);
       REQUIRE(l.payload[i] == 0.5 * static_cast<double>(j));
       REQUIRE(l.elements[i].id == w.elements[j].id);
     }

@@ -77,6 +77,31 @@ inline std::string describe(std::exception_ptr e) {
 /// restores what combine changed). Forward the staged values are moved in only once every rank
 /// agreed. `who` names the public call in messages. Collective over comm: one allreduce besides
 /// the partners' messages.
+/// Every sending partner's values written into frames (user serialize code); the reason when
+/// it throws, nothing sent yet.
+template <class T, class OutIds>
+std::optional<std::string> save_values(const boost::mpi::communicator& comm,
+                                       std::span<const std::size_t> sending, OutIds& out_ids,
+                                       std::span<const T> from,
+                                       std::span<const std::size_t> from_offsets,
+                                       std::vector<detail::PackedFrames>& packed) {
+  try {
+    for (const std::size_t k : sending) {
+      const auto ids = out_ids(k);
+      auto id = ids.begin();
+      std::size_t j = id == ids.end() ? 0 : from_offsets[*id];
+      auto next = [&](std::size_t) -> const T& {  // write_frames reads the values once, in order
+        while (j == from_offsets[*id + 1]) j = from_offsets[*++id];
+        return from[j++];
+      };
+      detail::write_frames<T>(comm, value_count(ids, from_offsets), next, packed[k]);
+    }
+  } catch (...) {
+    return describe(std::current_exception());
+  }
+  return std::nullopt;
+}
+
 template <class T, class OutIds, class InIds, class Combine>
 ValueTraffic transfer_serialized(const boost::mpi::communicator& comm, int tag, const char* who,
                                  bool forward, std::span<const int> out_ranks, OutIds&& out_ids,
@@ -92,19 +117,8 @@ ValueTraffic transfer_serialized(const boost::mpi::communicator& comm, int tag, 
   std::vector<std::size_t> sending;  // partners with values, each gets one message
   for (std::size_t k = 0; k < out_ranks.size(); ++k)
     if (value_count(out_ids(k), from_offsets) > 0) sending.push_back(k);
-  try {
-    for (const std::size_t k : sending) {
-      const auto ids = out_ids(k);
-      auto id = ids.begin();
-      std::size_t j = id == ids.end() ? 0 : from_offsets[*id];
-      auto next = [&](std::size_t) -> const T& {  // write_frames reads the values once, in order
-        while (j == from_offsets[*id + 1]) j = from_offsets[*++id];
-        return from[j++];
-      };
-      detail::write_frames<T>(MPI_Comm(comm), value_count(ids, from_offsets), next, packed[k]);
-    }
-  } catch (...) {
-    failure = on_me + ": " + describe(std::current_exception());
+  if (auto why = save_values<T>(comm, sending, out_ids, from, from_offsets, packed)) {
+    failure = on_me + ": " + *why;
     packed.clear();  // a failed sender sends zero bytes to everybody it owes a message
     packed.resize(out_ranks.size());
   }
@@ -132,7 +146,7 @@ ValueTraffic transfer_serialized(const boost::mpi::communicator& comm, int tag, 
   }
   ValueMessages messages;
   mpi::ExchangeStats stats;
-  detail::partner_exchange(MPI_Comm(comm), tag, std::span<const detail::OutgoingGather>(sends),
+  detail::partner_exchange(comm, tag, std::span<const detail::OutgoingGather>(sends),
                            std::span<const int>(sources), messages, stats);
   packed.clear();
 
@@ -146,7 +160,7 @@ ValueTraffic transfer_serialized(const boost::mpi::communicator& comm, int tag, 
     std::string why;
     try {
       staged[m].reserve(expected[m]);
-      why = detail::read_frames(MPI_Comm(comm), msg, 0, msg.size(), staged[m], expected[m], read);
+      why = detail::read_frames(comm, msg, 0, msg.size(), staged[m], expected[m], read);
     } catch (...) {
       failure = on_me + " loading values from rank " + from_rank + ": " +
                 describe(std::current_exception());

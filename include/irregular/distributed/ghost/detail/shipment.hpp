@@ -23,7 +23,7 @@ struct RawPayload {
   std::span<const std::byte> bytes;
   std::span<const std::size_t> offsets;
   std::size_t width = 1;
-  bool per_leaf = false;                          ///< a ghost holds one value, else its record's count
+  bool per_leaf = false;  ///< a ghost holds one value, else its record's count
   std::vector<std::byte>* ghost_bytes = nullptr;  ///< out: the ghosts' values, ghost after ghost
 };
 
@@ -46,10 +46,12 @@ class Shipment {
   explicit Shipment(const RawPayload* payload) : payload_(payload) {}
 
   /// Appends local leaves `ids` (ascending) to `out`, one block.
-  void pack(const LocalLeaves<C>& leaves, std::span<const std::size_t> ids, std::vector<Record>& out) const {
+  void pack(const LocalLeaves<C>& leaves, std::span<const std::size_t> ids,
+            std::vector<Record>& out) const {
     const std::size_t head = out.size();
     if (payload_ != nullptr) out.emplace_back();
-    for (std::size_t i : ids) out.emplace_back(leaves.starts()[i], leaves.counts()[i], leaves.levels()[i]);
+    for (std::size_t i : ids)
+      out.emplace_back(leaves.starts()[i], leaves.counts()[i], leaves.levels()[i]);
     if (payload_ == nullptr) return;
     const RawPayload& p = *payload_;
     std::size_t bytes = 0;
@@ -88,8 +90,9 @@ class Shipment {
         for (std::size_t j = 0; j < n && k + 1 + j < units.size(); ++j)
           want += (payload_->per_leaf ? 1 : units[k + 1 + j].count()) * payload_->width;
         if (end > units.size() || want != bytes)
-          throw parse_error("irregular: rank " + std::to_string(me) + " got a malformed ghost block from rank " +
-                            std::to_string(src) + " (" + std::to_string(n) + " records, " + std::to_string(bytes) +
+          throw parse_error("irregular: rank " + std::to_string(me) +
+                            " got a malformed ghost block from rank " + std::to_string(src) + " (" +
+                            std::to_string(n) + " records, " + std::to_string(bytes) +
                             " value bytes)");
         const auto* v = reinterpret_cast<const std::byte*>(units.data() + k + 1 + n);
         for (std::size_t j = 0, at = values_.size(); j < n; ++j) {
@@ -118,12 +121,15 @@ class Shipment {
     if (payload_ == nullptr || payload_->ghost_bytes == nullptr) return;
     const RawPayload& p = *payload_;
     std::vector<std::size_t> at(layer.size() + 1, 0);
-    for (std::size_t g = 0; g < layer.size(); ++g) at[g + 1] = at[g] + (p.per_leaf ? 1 : layer.counts()[g]) * p.width;
+    for (std::size_t g = 0; g < layer.size(); ++g)
+      at[g + 1] = at[g] + (p.per_leaf ? 1 : layer.counts()[g]) * p.width;
     p.ghost_bytes->assign(at.back(), std::byte{0});
     for (const Arrival& a : arrived_) {
       const auto g = static_cast<std::size_t>(
-          std::lower_bound(layer.starts().begin(), layer.starts().end(), a.record.start) - layer.starts().begin());
-      if (at[g + 1] > at[g]) std::memcpy(p.ghost_bytes->data() + at[g], values_.data() + a.at, at[g + 1] - at[g]);
+          std::lower_bound(layer.starts().begin(), layer.starts().end(), a.record.start) -
+          layer.starts().begin());
+      if (at[g + 1] > at[g])
+        std::memcpy(p.ghost_bytes->data() + at[g], values_.data() + a.at, at[g + 1] - at[g]);
     }
   }
 

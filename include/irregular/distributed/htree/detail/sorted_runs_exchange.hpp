@@ -30,19 +30,22 @@ namespace irregular::detail {
 /// Whether sample_sort's runs of E keyed by Index take this path: raw elements laid out after
 /// their keys in one message, both aligned where the receive buffer puts them.
 template <class E, class Index>
-inline constexpr bool sorted_runs_direct = mpi::is_raw_transportable<E> && alignof(E) <= alignof(Index) &&
+inline constexpr bool sorted_runs_direct = mpi::is_raw_transportable<E> &&
+                                           alignof(E) <= alignof(Index) &&
                                            alignof(Index) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__;
 
 /// elements / keys are sorted; destination d gets [offsets[d], offsets[d+1]). Afterwards they
 /// hold this rank's runs from every source merged, sorted by key, equal keys in source rank
 /// order then in their run's order (as a stable merge of the runs in rank order).
 template <class EV, class KV>
-  requires sorted_runs_direct<typename EV::value_type, typename KV::value_type>
+requires sorted_runs_direct<typename EV::value_type, typename KV::value_type>
 void exchange_sorted_runs(const boost::mpi::communicator& comm, EV& elements, KV& keys,
-                          std::span<const std::size_t> offsets, int tag, mpi::ExchangeStats* stats_out) {
+                          std::span<const std::size_t> offsets, int tag,
+                          mpi::ExchangeStats* stats_out) {
   using E = typename EV::value_type;
   using Index = typename KV::value_type;
-  const auto P = static_cast<std::size_t>(comm.size()), self = static_cast<std::size_t>(comm.rank());
+  const auto P = static_cast<std::size_t>(comm.size()),
+             self = static_cast<std::size_t>(comm.rank());
   constexpr std::size_t record = sizeof(Index) + sizeof(E);
   // Outgoing: [keys][elements] of every other destination's run, from where they lie.
   std::vector<ByteRegion> regions;
@@ -56,7 +59,7 @@ void exchange_sorted_runs(const boost::mpi::communicator& comm, EV& elements, KV
     sends.push_back({static_cast<int>(d), std::span<const ByteRegion>(regions).last(2)});
   }
   MessageBuffers sink;
-  mpi::detail_exchange::check_tag(tag);
+  mpi::detail::check_tag(tag);
   mpi::ExchangeStats stats;
   nbx_exchange(comm, tag, std::span<const OutgoingGather>(sends), sink, stats);
   if (stats_out != nullptr) *stats_out += stats;
@@ -93,12 +96,16 @@ void exchange_sorted_runs(const boost::mpi::communicator& comm, EV& elements, KV
     keys.resize(total);
   }
   if (own_n != 0 && tail != own_b) {
-    std::memmove(static_cast<void*>(elements.data() + tail), elements.data() + own_b, own_n * sizeof(E));
-    std::memmove(static_cast<void*>(keys.data() + tail), keys.data() + own_b, own_n * sizeof(Index));
+    std::memmove(static_cast<void*>(elements.data() + tail), elements.data() + own_b,
+                 own_n * sizeof(E));
+    std::memmove(static_cast<void*>(keys.data() + tail), keys.data() + own_b,
+                 own_n * sizeof(Index));
   }
   elements.resize(total);
   keys.resize(total);
-  if (own_n != 0) runs.insert(runs.begin() + static_cast<std::ptrdiff_t>(own_at), Run{keys.data() + tail, elements.data() + tail, own_n});
+  if (own_n != 0)
+    runs.insert(runs.begin() + static_cast<std::ptrdiff_t>(own_at),
+                Run{keys.data() + tail, elements.data() + tail, own_n});
 
   E* out_e = elements.data();
   Index* out_k = keys.data();

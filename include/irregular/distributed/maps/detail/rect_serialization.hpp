@@ -21,7 +21,7 @@ template <class Archive, int D>
 void serialize(Archive& ar, irregular::rect::Rect<D>& r, unsigned /*version*/) {
   for (int d = 0; d < D; ++d) {
     std::uint64_t lo = r.lo[d], hi = r.hi[d];
-    ar & lo & hi;
+    ar& lo& hi;
     r.lo[d] = static_cast<std::size_t>(lo);
     r.hi[d] = static_cast<std::size_t>(hi);
   }
@@ -30,15 +30,15 @@ void serialize(Archive& ar, irregular::rect::Rect<D>& r, unsigned /*version*/) {
 template <class Archive, int D>
 void save(Archive& ar, const irregular::rect::CutTree<D>& t, unsigned /*version*/) {
   std::uint64_t n = t.nodes().size(), nb = t.bounds().size();
-  ar & n & nb;
+  ar& n& nb;
   for (const auto& v : t.nodes()) {
     std::int32_t dim = v.dim;
     std::uint32_t first = v.first, count = v.count, bounds = v.bounds;
-    ar & dim & first & count & bounds;
+    ar& dim& first& count& bounds;
   }
   for (std::size_t b : t.bounds()) {
     std::uint64_t x = b;
-    ar & x;
+    ar& x;
   }
 }
 
@@ -51,22 +51,23 @@ void load(Archive& ar, irregular::rect::CutTree<D>& t, unsigned /*version*/) {
   using Tree = irregular::rect::CutTree<D>;
   using Node = typename Tree::Node;
   std::uint64_t n = 0, nb = 0;
-  ar & n & nb;
+  ar& n& nb;
   auto bad = [](const char* what) {
-    return irregular::parse_error(std::string("irregular: malformed rect::CutTree in archive: ") + what);
+    return irregular::parse_error(std::string("irregular: malformed rect::CutTree in archive: ") +
+                                  what);
   };
   if (n == 0 || n > (std::uint64_t{1} << 32) || nb > (std::uint64_t{1} << 40)) throw bad("sizes");
   std::vector<Node> nodes(static_cast<std::size_t>(n));
   for (auto& v : nodes) {
     std::int32_t dim = 0;
     std::uint32_t first = 0, count = 0, bounds = 0;
-    ar & dim & first & count & bounds;
+    ar& dim& first& count& bounds;
     v = Node{dim, first, count, bounds};
   }
   std::vector<std::size_t> bounds(static_cast<std::size_t>(nb));
   for (auto& b : bounds) {
     std::uint64_t x = 0;
-    ar & x;
+    ar& x;
     b = static_cast<std::size_t>(x);
   }
   std::vector<std::uint32_t> internal;
@@ -87,10 +88,12 @@ void load(Archive& ar, irregular::rect::CutTree<D>& t, unsigned /*version*/) {
     if (v >= out.nodes().size() || out.nodes()[v].dim >= 0) throw bad("node order");
     const std::span<const std::size_t> b(bounds.data() + x.bounds, x.count + 1);
     if (!std::is_sorted(b.begin(), b.end())) throw bad("boundaries not sorted");
-    if (out.split(v, x.dim, b) != x.first || out.bounds().size() != std::size_t{x.bounds} + x.count + 1)
+    if (out.split(v, x.dim, b) != x.first ||
+        out.bounds().size() != std::size_t{x.bounds} + x.count + 1)
       throw bad("layout");
   }
-  if (out.nodes().size() != nodes.size() || out.bounds().size() != bounds.size()) throw bad("unreferenced nodes");
+  if (out.nodes().size() != nodes.size() || out.bounds().size() != bounds.size())
+    throw bad("unreferenced nodes");
   for (std::uint32_t v = 0; v < nodes.size(); ++v)
     if (nodes[v].dim < 0) out.set_leaf(v, nodes[v].first);
   t = std::move(out);
@@ -105,19 +108,21 @@ void serialize(Archive& ar, irregular::rect::CutTree<D>& t, unsigned version) {
 /// irregular::parse_error).
 template <class Archive, int D>
 void serialize(Archive& ar, irregular::rect::Partition<D>& p, unsigned /*version*/) {
-  ar & p.box;
+  ar& p.box;
   std::uint64_t n = p.parts.size();
-  ar & n;
+  ar& n;
   if constexpr (Archive::is_loading::value) {
-    if (n > (std::uint64_t{1} << 32)) throw irregular::parse_error("irregular: malformed rect::Partition in archive: part count");
+    if (n > (std::uint64_t{1} << 32))
+      throw irregular::parse_error("irregular: malformed rect::Partition in archive: part count");
     p.parts.resize(static_cast<std::size_t>(n));
   }
-  for (auto& r : p.parts) ar & r;
-  ar & p.tree;
+  for (auto& r : p.parts) ar& r;
+  ar& p.tree;
   if constexpr (Archive::is_loading::value) {
     for (const auto& v : p.tree.nodes())
       if (v.dim < 0 && v.first >= p.parts.size())
-        throw irregular::parse_error("irregular: malformed rect::Partition in archive: a leaf names no part");
+        throw irregular::parse_error(
+            "irregular: malformed rect::Partition in archive: a leaf names no part");
   }
 }
 

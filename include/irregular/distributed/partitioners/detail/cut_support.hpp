@@ -1,8 +1,15 @@
-// Shared pieces of the distributed chain cuts (blocking_partitioner.hpp, capacity_cut.hpp):
-// the global prefix sums of a rank's slice of the leaf chain, and the cost counters.
+// Shared pieces of the distributed chain cuts (blocking_cut.hpp, capacity_cut.hpp, and the
+// neighbour shift): global prefix sums of a rank's slice of the chain, cost counters, and the
+// replicated splitter slots that single ranks decide.
 #pragma once
 
+#include <irregular/mpi/detail/index_wire.hpp>
+#include <irregular/mpi/operations.hpp>
+
+#include <boost/mpi/communicator.hpp>
+
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -16,16 +23,16 @@ namespace irregular {
 /// benchmarks). Collectives are counted per call of an MPI collective; point-to-point messages
 /// occur in the distributed windows' probes (a tree scan) and on the pipelined fallback.
 struct BlockingCutStats {
-  std::size_t collectives = 0;      // MPI collective calls made by this rank
-  std::size_t point_to_point = 0;   // sends + receives
-  std::size_t rounds = 0;           // point-to-point rounds (tree-scan levels or pipeline hops)
-  std::size_t bytes_sent = 0;       // payload this rank contributed
-  std::size_t bytes_received = 0;   // payload this rank received
-  std::size_t probes = 0;           // probes of a bottleneck (distributed windows or pipeline)
-  std::uint64_t gathered = 0;       // window positions gathered on rank 0
-  std::uint64_t window = 0;         // window positions this rank received (distributed windows)
-  bool windowed = false;            // the optimal cut came from the windows gathered on rank 0
-  bool distributed = false;         // the optimal cut came from the distributed windows
+  std::size_t collectives = 0;     // MPI collective calls made by this rank
+  std::size_t point_to_point = 0;  // sends + receives
+  std::size_t rounds = 0;          // point-to-point rounds (tree-scan levels or pipeline hops)
+  std::size_t bytes_sent = 0;      // payload this rank contributed
+  std::size_t bytes_received = 0;  // payload this rank received
+  std::size_t probes = 0;          // probes of a bottleneck (distributed windows or pipeline)
+  std::uint64_t gathered = 0;      // window positions gathered on rank 0
+  std::uint64_t window = 0;        // window positions this rank received (distributed windows)
+  bool windowed = false;           // the optimal cut came from the windows gathered on rank 0
+  bool distributed = false;        // the optimal cut came from the distributed windows
 };
 
 namespace detail {
@@ -182,6 +189,61 @@ struct CutCounter {
     if (s) ++s->rounds;
   }
 };
+
+/// Replicates splitters that single ranks decide: slot k carries a curve index and, when
+/// `Valued`, a claimed word and one double. Each slot is written by at most one rank, so one
+/// bitwise-or all_reduce of fixed size (O(slots) words, no serialization) replicates them all.
+template <class I, bool Valued = true>
+class SplitterSlots {
+ public:
+  explicit SplitterSlots(std::size_t slots) : words_(2 * slots * stride, 0) {}
+  /// Sets slot k on this rank (no other rank may set it).
+  void claim(std::size_t k, I start, double value = 0.0) {
+    std::uint64_t* at = words_.data() + k * stride;
+    if constexpr (Valued) {
+      at[0] = 1;
+      at[1] = std::bit_cast<std::uint64_t>(value);
+    }
+    const auto w = detail::IndexWire::from(start);
+    at[head] = w.lo;
+    if constexpr (index_words > 1) at[head + 1] = w.hi;
+  }
+  /// Collective over comm.
+  void replicate(const boost::mpi::communicator& comm) {
+    const std::size_t n = words_.size() / 2;
+    mpi::all_reduce_bitwise_or(comm, std::span<const std::uint64_t>(words_.data(), n),
+                               std::span<std::uint64_t>(words_.data() + n, n));
+  }
+  [[nodiscard]] bool claimed(std::size_t k) const requires Valued { return replicated(k)[0] != 0; }
+  [[nodiscard]] double value(std::size_t k) const requires Valued {
+    return std::bit_cast<double>(replicated(k)[1]);
+  }
+  /// Slot k's index after replicate() (0 when no rank claimed it).
+  [[nodiscard]] I start(std::size_t k) const {
+    detail::IndexWire w;
+    w.lo = replicated(k)[head];
+    if constexpr (index_words > 1) w.hi = replicated(k)[head + 1];
+    return w.template as<I>();
+  }
+
+ private:
+  static constexpr std::size_t index_words = (sizeof(I) + 7) / 8;
+  static constexpr std::size_t head = Valued ? 2 : 0, stride = head + index_words;
+  [[nodiscard]] const std::uint64_t* replicated(std::size_t k) const {
+    return words_.data() + words_.size() / 2 + k * stride;
+  }
+  // This rank's slots, then the replicated ones: one buffer, since two vectors set off a false
+  // -Wfree-nonheap-object in g++ 12 once inlined.
+  std::vector<std::uint64_t> words_;
+};
+
+/// Local position x in [0, n] whose running sum prefix[x] is nearest to t (ties to the left).
+inline std::size_t nearest_position(std::span<const double> prefix, double t) {
+  const auto it = std::upper_bound(prefix.begin(), prefix.end(), t);
+  std::size_t y = it == prefix.begin() ? 0 : static_cast<std::size_t>(it - prefix.begin()) - 1;
+  if (y + 1 < prefix.size() && prefix[y + 1] - t < t - prefix[y]) ++y;
+  return y;
+}
 
 }  // namespace detail
 

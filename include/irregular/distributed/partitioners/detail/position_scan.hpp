@@ -6,11 +6,9 @@
 #pragma once
 
 #include <irregular/distributed/partitioners/detail/cut_support.hpp>
+#include <irregular/mpi/operations.hpp>
 
 #include <boost/mpi/communicator.hpp>
-#include <boost/mpi/exception.hpp>
-
-#include <mpi.h>
 
 #include <algorithm>
 #include <bit>
@@ -19,10 +17,10 @@
 #include <optional>
 #include <vector>
 
-namespace irregular::detail_win {
+namespace irregular::detail {
 
 /// No position: the probe left the windows (infeasible), absorbing under composition.
-inline constexpr std::uint64_t no_position = ~std::uint64_t{0};
+inline constexpr std::uint64_t unmapped_position = ~std::uint64_t{0};
 
 /// A map of chain positions, constant on runs: x in [from[i], from[i+1]) maps to to[i]. When
 /// `prev` is kept, prev[i] is the image one map earlier (the separator before), so the last
@@ -46,8 +44,8 @@ struct PositionMap {
     PositionMap r;
     for (std::size_t i = 0; i < inner.from.size(); ++i) {
       const std::uint64_t v = inner.to[i];
-      if (v == no_position || outer.from.empty()) {
-        r.push(inner.from[i], no_position, no_position, keep);
+      if (v == unmapped_position || outer.from.empty()) {
+        r.push(inner.from[i], unmapped_position, unmapped_position, keep);
       } else {
         const std::size_t k = outer.run(v);
         r.push(inner.from[i], outer.to[k], keep ? outer.prev[k] : 0, keep);
@@ -81,7 +79,9 @@ struct PositionMap {
 /// node, so it sends and receives O(1) maps per scan whatever the count.
 struct ScanNode {
   int a = 0, m = 0, b = 0;
-  [[nodiscard]] static int split(int a, int b) { return a + static_cast<int>(std::bit_floor(static_cast<unsigned>(b - a - 1))); }
+  [[nodiscard]] static int split(int a, int b) {
+    return a + static_cast<int>(std::bit_floor(static_cast<unsigned>(b - a - 1)));
+  }
   /// The element that owns the part [a, b): its leaf when b - a == 1, else its node.
   [[nodiscard]] static int owner(int a, int b) { return b - a == 1 ? a : split(a, b) - 1; }
 };
@@ -101,23 +101,15 @@ void scan_maps(const boost::mpi::communicator& comm, int t, int count, RankOf ra
   for (int r = 0; r < 2 * depth; ++r) counter.round();
   if (t < 0 || count < 2) return;
   std::vector<std::vector<std::uint64_t>> out;  // kept alive until every send completes
-  std::vector<MPI_Request> reqs;
+  mpi::RequestSet reqs;
   out.reserve(4);
   auto send = [&](const PositionMap& m, int to, int tg) {
     out.push_back(m.wire());
-    reqs.emplace_back(MPI_REQUEST_NULL);
-    BOOST_MPI_CHECK_RESULT(MPI_Isend, (out.back().data(), static_cast<int>(out.back().size()), MPI_UINT64_T,
-                                       rank_of(to), tg, MPI_Comm(comm), &reqs.back()));
+    reqs.send_words(comm, out.back(), rank_of(to), tg);
     counter.hop(out.back().size() * sizeof(std::uint64_t), true);
   };
   auto receive = [&](int from, int tg) {
-    MPI_Status st;
-    BOOST_MPI_CHECK_RESULT(MPI_Probe, (rank_of(from), tg, MPI_Comm(comm), &st));
-    int len = 0;
-    BOOST_MPI_CHECK_RESULT(MPI_Get_count, (&st, MPI_UINT64_T, &len));
-    std::vector<std::uint64_t> in(static_cast<std::size_t>(len));
-    BOOST_MPI_CHECK_RESULT(MPI_Recv, (in.data(), len, MPI_UINT64_T, rank_of(from), tg, MPI_Comm(comm),
-                                      MPI_STATUS_IGNORE));
+    const auto in = mpi::receive_words(comm, rank_of(from), tg);
     counter.hop(in.size() * sizeof(std::uint64_t), false);
     return PositionMap::from_wire(in);
   };
@@ -150,13 +142,15 @@ void scan_maps(const boost::mpi::communicator& comm, int t, int count, RankOf ra
   if (has_own) {
     std::optional<PositionMap> pa;
     if (own.a > 0) pa = receive(own_parent.m - 1, tag + 1);
-    if (own.m - own.a == 1) before = pa;
-    else if (pa) send(*pa, ScanNode::owner(own.a, own.m), tag + 1);
+    if (own.m - own.a == 1)
+      before = pa;
+    else if (pa)
+      send(*pa, ScanNode::owner(own.a, own.m), tag + 1);
     send(pa ? PositionMap::compose(left, *pa) : left, ScanNode::owner(own.m, own.b), tag + 1);
   }
   if (leaf_parent.m == t) before = receive(t - 1, tag + 1);  // t is its parent's right child
   if (before) mine = PositionMap::compose(mine, *before);
-  BOOST_MPI_CHECK_RESULT(MPI_Waitall, (static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE));
+  reqs.wait_all();
 }
 
-}  // namespace irregular::detail_win
+}  // namespace irregular::detail

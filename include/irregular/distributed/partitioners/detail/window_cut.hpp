@@ -7,13 +7,11 @@
 
 #include <irregular/distributed/partitioners/detail/cut_support.hpp>
 #include <irregular/distributed/partitioners/detail/position_scan.hpp>
+#include <irregular/mpi/operations.hpp>
 #include <irregular/partition/balanced.hpp>
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
-#include <boost/mpi/exception.hpp>
-
-#include <mpi.h>
 
 #include <algorithm>
 #include <array>
@@ -23,10 +21,11 @@
 #include <limits>
 #include <vector>
 
-namespace irregular::detail_win {
+namespace irregular::detail {
 
 inline constexpr double inf = std::numeric_limits<double>::infinity();
-inline constexpr int scan_tag = 0x1c07;  // the probes' scan messages (and scan_tag + 1) on the caller's comm
+inline constexpr int scan_tag =
+    0x1c07;  // the probes' scan messages (and scan_tag + 1) on the caller's comm
 
 /// Consecutive chain positions [first, first + g.size()) with their global prefix sums.
 struct Window {
@@ -35,12 +34,15 @@ struct Window {
   [[nodiscard]] std::uint64_t last() const { return first + g.size() - 1; }
   [[nodiscard]] double at(std::uint64_t x) const { return g[x - first]; }
   /// Indices [a, b) of the positions with prefix in [lo, hi] and position in [pmin, pmax].
-  [[nodiscard]] std::pair<std::size_t, std::size_t> span(std::array<double, 2> v, std::uint64_t pmin,
+  [[nodiscard]] std::pair<std::size_t, std::size_t> span(std::array<double, 2> v,
+                                                         std::uint64_t pmin,
                                                          std::uint64_t pmax) const {
     auto a = static_cast<std::size_t>(std::lower_bound(g.begin(), g.end(), v[0]) - g.begin());
     auto b = static_cast<std::size_t>(std::upper_bound(g.begin(), g.end(), v[1]) - g.begin());
-    if (pmin > first) a = std::max(a, static_cast<std::size_t>(std::min<std::uint64_t>(g.size(), pmin - first)));
-    if (pmax != no_position) b = std::min(b, static_cast<std::size_t>(pmax >= first ? pmax - first + 1 : 0));
+    if (pmin > first)
+      a = std::max(a, static_cast<std::size_t>(std::min<std::uint64_t>(g.size(), pmin - first)));
+    if (pmax != unmapped_position)
+      b = std::min(b, static_cast<std::size_t>(pmax >= first ? pmax - first + 1 : 0));
     return {a, std::max(a, b)};
   }
 };
@@ -106,9 +108,7 @@ inline Windows exchange_windows(const boost::mpi::communicator& comm,
     total += static_cast<std::size_t>(rcount[r]);
   }
   std::vector<std::uint64_t> in(total);
-  BOOST_MPI_CHECK_RESULT(MPI_Alltoallv,
-                         (out.data(), scount.data(), sdispl.data(), MPI_UINT64_T, in.data(),
-                          rcount.data(), rdispl.data(), MPI_UINT64_T, MPI_Comm(comm)));
+  mpi::all_to_all_words(comm, out, scount, sdispl, in, rcount, rdispl);
   counter.collective(out.size() * sizeof(std::uint64_t), in.size() * sizeof(std::uint64_t));
   Windows w;
   if (me == 0 || me >= q) return w;
@@ -148,7 +148,13 @@ class WindowSearch {
 
   WindowSearch(const boost::mpi::communicator& comm, Windows w, std::size_t q, double W, Cost cost,
                Bounds bounds, const detail::CutCounter& counter)
-      : comm_(comm), w_(std::move(w)), q_(q), W_(W), cost_(cost), bounds_(bounds), counter_(counter) {}
+      : comm_(comm),
+        w_(std::move(w)),
+        q_(q),
+        W_(W),
+        cost_(cost),
+        bounds_(bounds),
+        counter_(counter) {}
 
   /// Separator j's value range at bottleneck bound b (window 0 is the chain's start alone).
   [[nodiscard]] std::array<double, 2> range(std::size_t j, double b) const {
@@ -166,7 +172,7 @@ class WindowSearch {
     if (holder) {
       const auto [d0, d1] = w_.prev.span(range(j - 1, ub_), prev_lo_, prev_hi_);
       const auto [i0, i1] = w_.cur.span(range(j, ub_), cur_lo_, cur_hi_);
-      vlo = w_.cur.span(range(j, ub_), 0, no_position).first;
+      vlo = w_.cur.span(range(j, ub_), 0, unmapped_position).first;
       for (std::size_t i = d0; i < d1; ++i) {
         const double gx = w_.prev.g[i];
         const auto y = static_cast<std::size_t>(
@@ -175,7 +181,10 @@ class WindowSearch {
             w_.cur.g.begin());
         // Below the window the probe is infeasible; elsewhere clamp (only off its path).
         const std::uint64_t x = w_.prev.first + i;
-        h.push(x, y <= vlo || i0 >= i1 ? no_position : w_.cur.first + std::clamp(y - 1, i0, i1 - 1), x, true);
+        h.push(
+            x,
+            y <= vlo || i0 >= i1 ? unmapped_position : w_.cur.first + std::clamp(y - 1, i0, i1 - 1),
+            x, true);
       }
     }
     scan_maps(
@@ -183,11 +192,12 @@ class WindowSearch {
         [](int t) { return t + 1; }, h, scan_tag, counter_);
     double v[3] = {-inf, -inf, 0};  // realised part, -(least change), infeasible
     if (holder) {
-      prev_ = h.prev.empty() ? no_position : h.prev[0];
-      sep_ = h.to.empty() ? no_position : h.to[0];
-      if (prev_ != no_position) {
+      prev_ = h.prev.empty() ? unmapped_position : h.prev[0];
+      sep_ = h.to.empty() ? unmapped_position : h.to[0];
+      if (prev_ != unmapped_position) {
         const double gp = w_.prev.at(prev_);
-        if (sep_ == no_position) {  // left window j: infeasible below its first position's cost
+        if (sep_ ==
+            unmapped_position) {  // left window j: infeasible below its first position's cost
           if (vlo < w_.cur.g.size()) v[1] = -cost_(j - 1, gp, w_.cur.g[vlo]);
           v[2] = 1;
         } else {
@@ -215,8 +225,8 @@ class WindowSearch {
       prev_hi_ = prev_;
       cur_hi_ = sep_;
     } else if (holder) {
-      if (prev_ != no_position) prev_lo_ = prev_;
-      if (sep_ != no_position) cur_lo_ = sep_;
+      if (prev_ != unmapped_position) prev_lo_ = prev_;
+      if (sep_ != unmapped_position) cur_lo_ = sep_;
     }
     return feasible ? Outcome{true, all[0]} : Outcome{false, -all[1]};
   }
@@ -279,9 +289,10 @@ class WindowSearch {
   Cost cost_;
   Bounds bounds_;
   detail::CutCounter counter_;
-  std::uint64_t prev_ = no_position, sep_ = no_position, kept_prev_ = no_position,
-                kept_sep_ = no_position;
-  std::uint64_t prev_lo_ = 0, prev_hi_ = no_position, cur_lo_ = 0, cur_hi_ = no_position;
+  std::uint64_t prev_ = unmapped_position, sep_ = unmapped_position, kept_prev_ = unmapped_position,
+                kept_sep_ = unmapped_position;
+  std::uint64_t prev_lo_ = 0, prev_hi_ = unmapped_position, cur_lo_ = 0,
+                cur_hi_ = unmapped_position;
   double ub_ = inf, best_ = 0;
 };
 
@@ -290,32 +301,36 @@ class WindowSearch {
 /// chain's end n, rank j in [2, p) holds the step window j -> window j-1, and one tree scan
 /// runs from rank p-1 down. s_k lies between the greedy separators from the right and from the
 /// left at B*, so within Bounds(k, B*) and at most R_k: the maps cover that range only.
-/// Returns {s_{j-1}, s_{p-1}} on rank j (no_position where this rank places none). Collective
+/// Returns {s_{j-1}, s_{p-1}} on rank j (unmapped_position where this rank places none). Collective
 /// over comm.
 template <class Cost, class Bounds>
 std::array<std::uint64_t, 2> balanced_pass(const boost::mpi::communicator& comm,
-                                           const WindowSearch<Cost, Bounds>& search, std::uint64_t n,
-                                           double W, const detail::CutCounter& counter) {
+                                           const WindowSearch<Cost, Bounds>& search,
+                                           std::uint64_t n, double W,
+                                           const detail::CutCounter& counter) {
   const auto p = static_cast<std::size_t>(comm.size()), j = static_cast<std::size_t>(comm.rank());
   const double B = search.bottleneck();
   const std::uint64_t m = n >= p ? 1 : 0;
   const Windows& w = search.windows();
   // s_k from s_{k+1} = next, clamped into [c0, c1); positions left of window k read -infinity
   // (below the target and too far from next), which balance_step allows.
-  auto step = [&](const Window& img, std::pair<std::size_t, std::size_t> c, std::size_t k, std::uint64_t R,
-                  std::uint64_t next, double pnext) {
-    if (c.first >= c.second) return no_position;
-    auto at = [&](std::size_t x) { return x < img.first ? -inf : x > img.last() ? inf : img.at(x); };
+  auto step = [&](const Window& img, std::pair<std::size_t, std::size_t> c, std::size_t k,
+                  std::uint64_t R, std::uint64_t next, double pnext) {
+    if (c.first >= c.second) return unmapped_position;
+    auto at = [&](std::size_t x) {
+      return x < img.first ? -inf : x > img.last() ? inf : img.at(x);
+    };
     const std::uint64_t lo = img.first + c.first, hi = img.first + c.second - 1;
     const std::uint64_t a = k * m, b = std::min(R, next - std::min(next, m));
     std::uint64_t x = a;
     if (a <= b && next >= m) {
       const double target = W * static_cast<double>(k) / static_cast<double>(p);
-      x = partition::detail_bal::balance_step<double>(at, 0.0, B, target, a, b, std::clamp(lo, a, b), pnext);
+      x = partition::detail::balance_step<double>(at, 0.0, B, target, a, b, std::clamp(lo, a, b),
+                                                  pnext);
     }
     return std::clamp<std::uint64_t>(x, lo, hi);
   };
-  std::array<std::uint64_t, 2> out{no_position, no_position};
+  std::array<std::uint64_t, 2> out{unmapped_position, unmapped_position};
   PositionMap h;
   int t = -1;  // this rank's place in the scan from rank p-1 down to rank 2
   if (p >= 2 && j >= 1) {
@@ -324,22 +339,26 @@ std::array<std::uint64_t, 2> balanced_pass(const boost::mpi::communicator& comm,
     if (j == p - 1) {
       out[1] = step(w.cur, own, p - 1, search.separator(), n, W);
       if (j >= 2) {
-        h.push(0, out[1] == no_position ? no_position
-                                        : step(w.prev, before, p - 2, search.previous(), out[1], w.cur.at(out[1])),
+        h.push(0,
+               out[1] == unmapped_position
+                   ? unmapped_position
+                   : step(w.prev, before, p - 2, search.previous(), out[1], w.cur.at(out[1])),
                0, false);
         t = 0;
       }
     } else if (j >= 2) {
       for (std::size_t i = own.first; i < own.second; ++i)
-        h.push(w.cur.first + i, step(w.prev, before, j - 1, search.previous(), w.cur.first + i, w.cur.g[i]), 0, false);
+        h.push(w.cur.first + i,
+               step(w.prev, before, j - 1, search.previous(), w.cur.first + i, w.cur.g[i]), 0,
+               false);
       t = static_cast<int>(p - 1 - j);
     }
   }
   scan_maps(
-      comm, t, p >= 2 ? static_cast<int>(p) - 2 : 0, [p](int u) { return static_cast<int>(p) - 1 - u; }, h,
-      scan_tag, counter);
+      comm, t, p >= 2 ? static_cast<int>(p) - 2 : 0,
+      [p](int u) { return static_cast<int>(p) - 1 - u; }, h, scan_tag, counter);
   if (t >= 0 && !h.to.empty()) out[0] = h.to[0];
   return out;
 }
 
-}  // namespace irregular::detail_win
+}  // namespace irregular::detail

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace irregular::detail_shift {
+namespace irregular::detail {
 
 /// Last bytes of a shift message: [element blocks][starts][counts][payload][levels][trailer].
 /// The element part is a sequence of blocks of block_elements elements (the last one shorter),
@@ -24,7 +24,7 @@ namespace irregular::detail_shift {
 /// travel with their elements: copying them is cheaper than computing them again.
 inline constexpr std::size_t block_elements = std::size_t{1} << 16;
 
-struct Trailer {
+struct ShiftTrailer {
   std::uint64_t elements;
   std::uint64_t leaves;
   std::uint64_t payload;  // 1 when a payload value travels with each leaf
@@ -38,7 +38,7 @@ struct Arrival {
   const char* counts;
   const char* payload;
   const char* levels;
-  Trailer t;
+  ShiftTrailer t;
   bool blocked;
 };
 
@@ -83,11 +83,16 @@ class LandingSink {
     bool whole;        // received whole: its bytes are at `at` in messages(), copied by the caller
     std::size_t at;    // else: its first element (and key) in the landing arrays
     std::size_t tail;  // its leaf part in tails()
-    Trailer t;
+    ShiftTrailer t;
   };
 
   LandingSink(int me, EV& elements, KV* keys, bool payload, bool scatter, std::size_t piece_bytes)
-      : elements_(elements), keys_(keys), payload_(payload), scatter_(scatter), piece_bytes_(piece_bytes), me_(me) {}
+      : elements_(elements),
+        keys_(keys),
+        payload_(payload),
+        scatter_(scatter),
+        piece_bytes_(piece_bytes),
+        me_(me) {}
 
   std::span<const detail::ByteRegion> regions(int, std::size_t offset, std::size_t bytes) {
     if (offset == 0) {
@@ -106,13 +111,15 @@ class LandingSink {
 
   void finish(int source, std::size_t total) {
     if (whole_) map_.assign(1, detail::ByteRegion{messages_.data() + message_, total});
-    Trailer t{};
+    ShiftTrailer t{};
     if (total < sizeof t) return fail(source, total);
     gather(total - sizeof t, sizeof t, reinterpret_cast<char*>(&t));
-    const std::size_t leaf_bytes = sizeof(I) + (keyed ? sizeof(std::uint64_t) : 0) + 1 + (payload_ ? sizeof(double) : 0);
-    const bool ok = t.payload == (payload_ ? 1u : 0u) && t.leaves <= total && t.elements <= total &&
-                    (keyed || t.elements == t.leaves) &&
-                    total - sizeof t == t.elements * (sizeof(E) + key_bytes) + t.leaves * leaf_bytes;
+    const std::size_t leaf_bytes =
+        sizeof(I) + (keyed ? sizeof(std::uint64_t) : 0) + 1 + (payload_ ? sizeof(double) : 0);
+    const bool ok =
+        t.payload == (payload_ ? 1u : 0u) && t.leaves <= total && t.elements <= total &&
+        (keyed || t.elements == t.leaves) &&
+        total - sizeof t == t.elements * (sizeof(E) + key_bytes) + t.leaves * leaf_bytes;
     if (!ok || source == me_) return fail(source, total);
     const auto ne = static_cast<std::size_t>(t.elements);
     const std::size_t element_part = ne * (sizeof(E) + key_bytes);
@@ -165,8 +172,10 @@ class LandingSink {
       if (n > v.capacity()) {
         // The first message sizes the arrays this rank will keep: room on both sides, as the
         // element store's (core/detail/headroom.hpp), so that the next remap splices in place.
-        if (v.empty()) detail::reserve_headroom(v, n);
-        else v.reserve(std::max(n, v.capacity() + v.capacity() / 2));
+        if (v.empty())
+          detail::reserve_headroom(v, n);
+        else
+          v.reserve(std::max(n, v.capacity() + v.capacity() / 2));
       }
       detail::resize_for_overwrite(v, n);
     };
@@ -194,13 +203,15 @@ class LandingSink {
   }
   // Copies the message's bytes [offset, offset + n) out of the receive map.
   void gather(std::size_t offset, std::size_t n, char* out) const {
-    detail::for_each_part(map_, offset, n,
-                                      [out](const char* p, std::size_t at, std::size_t len) { std::memcpy(out + at, p, len); });
+    detail::for_each_part(map_, offset, n, [out](const char* p, std::size_t at, std::size_t len) {
+      std::memcpy(out + at, p, len);
+    });
   }
   void fail(int source, std::size_t total) {
     if (error_.empty())
-      error_ = "irregular::shift_segments: rank " + std::to_string(me_) + " received " + std::to_string(total) +
-               " bytes from rank " + std::to_string(source) + " that do not parse as a segment shift";
+      error_ = "irregular::shift_segments: rank " + std::to_string(me_) + " received " +
+               std::to_string(total) + " bytes from rank " + std::to_string(source) +
+               " that do not parse as a segment shift";
     detail::resize_for_overwrite(elements_, end_);
     if constexpr (keyed) detail::resize_for_overwrite(*keys_, end_);
     if (whole_) messages_.resize_for_overwrite(message_);
@@ -233,4 +244,4 @@ void copy_runs(T* dst, std::span<const Arrival> arrivals, Field field, Count cou
   }
 }
 
-}  // namespace irregular::detail_shift
+}  // namespace irregular::detail

@@ -1,0 +1,178 @@
+// Named MPI operations: the raw MPI idioms of the distributed layer, each behind one name, so
+// that no room above mpi/ calls MPI directly (doc/architecture.md). Each is the same single MPI
+// call it replaces: the same messages and bytes. Errors throw boost::mpi::exception.
+#pragma once
+
+#include <boost/mpi/communicator.hpp>
+#include <boost/mpi/config.hpp>  // <mpi.h>, without its C++ bindings
+#include <boost/mpi/exception.hpp>
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <type_traits>
+#include <vector>
+
+namespace irregular::mpi {
+
+namespace detail {
+template <class T>
+MPI_Datatype datatype() {
+  if constexpr (std::is_same_v<T, std::uint64_t>)
+    return MPI_UINT64_T;
+  else if constexpr (std::is_same_v<T, int>)
+    return MPI_INT;
+  else if constexpr (std::is_same_v<T, double>)
+    return MPI_DOUBLE;
+  else
+    static_assert(sizeof(T) == 0, "irregular::mpi: reductions take std::uint64_t, int or double");
+}
+template <class T>
+void all_reduce(const boost::mpi::communicator& comm, std::span<const T> mine, std::span<T> all,
+                MPI_Op op) {
+  BOOST_MPI_CHECK_RESULT(MPI_Allreduce, (mine.data(), all.data(), static_cast<int>(mine.size()),
+                                         datatype<T>(), op, MPI_Comm(comm)));
+}
+inline int bytes_as_int(std::size_t n) {
+  if (n > static_cast<std::size_t>(INT_MAX))
+    throw std::length_error("irregular::mpi: a message over INT_MAX bytes");
+  return static_cast<int>(n);
+}
+}  // namespace detail
+
+/// Element-wise sum of `mine` over the ranks, into `all` (same length). Collective over comm.
+template <class T>
+void all_reduce_sum(const boost::mpi::communicator& comm, std::span<const T> mine,
+                    std::span<T> all) {
+  detail::all_reduce(comm, mine, all, MPI_SUM);
+}
+/// Element-wise maximum. Collective over comm.
+template <class T>
+void all_reduce_max(const boost::mpi::communicator& comm, std::span<const T> mine,
+                    std::span<T> all) {
+  detail::all_reduce(comm, mine, all, MPI_MAX);
+}
+/// The maximum of one value over the ranks. Collective over comm.
+template <class T>
+T all_reduce_max(const boost::mpi::communicator& comm, T mine) {
+  T all{};
+  all_reduce_max(comm, std::span<const T>(&mine, 1), std::span<T>(&all, 1));
+  return all;
+}
+/// Bitwise or of words: slots that at most one rank writes (a splitter it decides) are
+/// replicated in one reduction. Collective over comm.
+inline void all_reduce_bitwise_or(const boost::mpi::communicator& comm,
+                                  std::span<const std::uint64_t> mine,
+                                  std::span<std::uint64_t> all) {
+  detail::all_reduce(comm, mine, all, MPI_BOR);
+}
+
+/// All-to-all of 64-bit words: `send[sdispl[r] .. + scount[r])` goes to rank r, rank r's words
+/// land at `recv[rdispl[r] .. + rcount[r])`. Collective over comm.
+inline void all_to_all_words(const boost::mpi::communicator& comm,
+                             std::span<const std::uint64_t> send, std::span<const int> scount,
+                             std::span<const int> sdispl, std::span<std::uint64_t> recv,
+                             std::span<const int> rcount, std::span<const int> rdispl) {
+  BOOST_MPI_CHECK_RESULT(MPI_Alltoallv,
+                         (send.data(), scount.data(), sdispl.data(), MPI_UINT64_T, recv.data(),
+                          rcount.data(), rdispl.data(), MPI_UINT64_T, MPI_Comm(comm)));
+}
+
+/// The number of ranks of comm that share this rank's node (shared memory). Collective over comm.
+inline int node_rank_count(const boost::mpi::communicator& comm) {
+  MPI_Comm node;
+  BOOST_MPI_CHECK_RESULT(MPI_Comm_split_type,
+                         (MPI_Comm(comm), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  int ranks = 1;
+  MPI_Comm_size(node, &ranks);
+  MPI_Comm_free(&node);
+  return ranks;
+}
+
+/// 64-bit words from `source` whose count the receiver does not know (probe, then receive).
+inline std::vector<std::uint64_t> receive_words(const boost::mpi::communicator& comm, int source,
+                                                int tag) {
+  MPI_Status st;
+  BOOST_MPI_CHECK_RESULT(MPI_Probe, (source, tag, MPI_Comm(comm), &st));
+  int len = 0;
+  BOOST_MPI_CHECK_RESULT(MPI_Get_count, (&st, MPI_UINT64_T, &len));
+  std::vector<std::uint64_t> in(static_cast<std::size_t>(len));
+  BOOST_MPI_CHECK_RESULT(
+      MPI_Recv, (in.data(), len, MPI_UINT64_T, source, tag, MPI_Comm(comm), MPI_STATUS_IGNORE));
+  return in;
+}
+
+/// Non-blocking transfers of raw bytes that complete together. Buffers must outlive wait_all();
+/// a set destroyed with transfers pending completes them first (unless MPI is finalized), so MPI
+/// never writes into freed memory. A copy is an empty set: pending transfers stay with the
+/// original (an object that keeps a set between calls stays copyable).
+class RequestSet {
+ public:
+  RequestSet() = default;
+  RequestSet(const RequestSet&) noexcept {}
+  RequestSet& operator=(const RequestSet&) noexcept { return *this; }
+  RequestSet(RequestSet&& o) noexcept
+      : requests_(std::move(o.requests_)), pending_min_(o.pending_min_) {
+    o.requests_.clear();
+    o.pending_min_ = MPI_REQUEST_NULL;
+  }
+  ~RequestSet() { finish(); }
+  /// Completes whatever is pending, ignoring errors (for destructors: an abandoned operation must
+  /// not write into freed buffers), unless MPI is finalized.
+  void finish() noexcept {
+    int finalized = 1;
+    MPI_Finalized(&finalized);
+    if (finalized) return;
+    if (!requests_.empty())
+      MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE);
+    requests_.clear();
+    if (pending_min_ != MPI_REQUEST_NULL) MPI_Wait(&pending_min_, MPI_STATUS_IGNORE);
+  }
+
+  void reserve(std::size_t n) { requests_.reserve(n); }
+  [[nodiscard]] std::size_t size() const noexcept { return requests_.size(); }
+  /// Receives `bytes` bytes from `source` into `dst`.
+  void receive(const boost::mpi::communicator& comm, void* dst, std::size_t bytes, int source,
+               int tag) {
+    requests_.push_back(MPI_REQUEST_NULL);
+    BOOST_MPI_CHECK_RESULT(MPI_Irecv, (dst, detail::bytes_as_int(bytes), MPI_BYTE, source, tag,
+                                       MPI_Comm(comm), &requests_.back()));
+  }
+  /// Sends `bytes` bytes of `src` to `dest`.
+  void send(const boost::mpi::communicator& comm, const void* src, std::size_t bytes, int dest,
+            int tag) {
+    requests_.push_back(MPI_REQUEST_NULL);
+    BOOST_MPI_CHECK_RESULT(MPI_Isend, (const_cast<void*>(src), detail::bytes_as_int(bytes),
+                                       MPI_BYTE, dest, tag, MPI_Comm(comm), &requests_.back()));
+  }
+  /// Sends 64-bit words to `dest` (receive_words() takes them without knowing their count).
+  void send_words(const boost::mpi::communicator& comm, std::span<const std::uint64_t> words,
+                  int dest, int tag) {
+    requests_.push_back(MPI_REQUEST_NULL);
+    BOOST_MPI_CHECK_RESULT(
+        MPI_Isend, (const_cast<std::uint64_t*>(words.data()), static_cast<int>(words.size()),
+                    MPI_UINT64_T, dest, tag, MPI_Comm(comm), &requests_.back()));
+  }
+  /// Starts the minimum of `*value` over the ranks into `*result`, completed by wait_min().
+  /// Collective over comm (every rank starts one).
+  void start_min(const boost::mpi::communicator& comm, const int* value, int* result) {
+    BOOST_MPI_CHECK_RESULT(MPI_Iallreduce,
+                           (value, result, 1, MPI_INT, MPI_MIN, MPI_Comm(comm), &pending_min_));
+  }
+  /// Completes every transfer; the set is empty again.
+  void wait_all() {
+    BOOST_MPI_CHECK_RESULT(
+        MPI_Waitall, (static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE));
+    requests_.clear();
+  }
+  /// Completes the minimum started by start_min().
+  void wait_min() { BOOST_MPI_CHECK_RESULT(MPI_Wait, (&pending_min_, MPI_STATUS_IGNORE)); }
+
+ private:
+  std::vector<MPI_Request> requests_;
+  MPI_Request pending_min_ = MPI_REQUEST_NULL;
+};
+
+}  // namespace irregular::mpi
