@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs the same benchmarks from two builds, alternated, and prints one before/after table.
 
-usage: bench/alternate.py BEFORE_BUILD AFTER_BUILD [--runs N] [--ranks P]
+usage: bench/alternate.py BEFORE_BUILD AFTER_BUILD [--runs N] [--ranks P] [--only TEXT]
 
 Each run of each benchmark alternates the two builds (before, after, before, after, ...), so a
 change of machine load hits both alike. Every markdown table the benchmarks print is parsed; the
@@ -87,9 +87,10 @@ def main():
     ap.add_argument('after')
     ap.add_argument('--runs', type=int, default=5)
     ap.add_argument('--ranks', type=int, default=2)
+    ap.add_argument('--only', default='', help='run only the benchmarks whose command contains this')
     a = ap.parse_args()
     values = {}
-    for command in dict.fromkeys(f[0] for f in FIGURES):
+    for command in dict.fromkeys(f[0] for f in FIGURES if a.only in f[0]):
         for r in range(a.runs):
             for which, build in (('before', a.before), ('after', a.after)):
                 parsed = parse(run(build, command, a.ranks))
@@ -101,7 +102,9 @@ def main():
             print(f'{command}: run {r + 1}/{a.runs}', file=sys.stderr)
     print('| figure | before: median (min-max) | after: median (min-max) | after / before | spread of repeats |')
     print('|---|---|---|---:|---:|')
-    for *_, label in FIGURES:
+    for cmd, *_, label in FIGURES:
+        if a.only not in cmd:
+            continue
         b, f = values.get((label, 'before')), values.get((label, 'after'))
         if not b or not f:
             print(f'| {label} | n/a | n/a | | |')

@@ -37,6 +37,7 @@
 #include <boost/mpi/environment.hpp>
 
 #include <algorithm>
+#include <numeric>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -184,7 +185,8 @@ class Pipeline {
     rec_.start();
     auto next = policy_.partition<C>(comm_, irr::LeafChain<C>{leaves_, loads_}, &map_);
     // What the remap would move, estimated from the cuts (one all_reduce): the decision record.
-    (void)irr::estimate_remap(comm_, next, plan.order, leaves_, loads_, std::span<const I>(store_.keys), sizeof(Pt) + sizeof(I));
+    (void)irr::estimate_remap(comm_, next, plan.order, leaves_, loads_, std::span<const I>(store_.keys), sizeof(Pt) + sizeof(I),
+                              std::accumulate(loads_.begin(), loads_.end(), 0.0));
     rec_.stop("rebalance", "phases", "partition");
     rec_.start();
     map_ = settle_on(next);

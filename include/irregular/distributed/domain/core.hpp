@@ -321,8 +321,9 @@ class DomainCore {
     const std::span<const double> leaf_work =
         work.empty() ? std::span<const double>(loads_.values()) : work;
     const auto next = hold_cells(next_map(plan, leaf_work));
-    const auto est = estimate_remap(comm_.get(), next, plan.order, leaves_, leaf_work,
-                                    store_.keys_of(leaves_), Store::item_bytes);
+    const auto est =
+        estimate_remap(comm_.get(), next, plan.order, leaves_, leaf_work, store_.keys_of(leaves_),
+                       Store::item_bytes, loads_.total() * plan.work_scale);
     d.cut_seconds = lap(t0);
     if (!judge_profitability(plan, est, opt, migration_bytes_, d)) return d;
     commit_remap(opt, plan, next, work, d, t0);

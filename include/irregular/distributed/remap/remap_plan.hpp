@@ -286,15 +286,15 @@ struct RemapEstimate {
 
 /// Estimates a remap of this rank's leaves (`work` each) and sorted element keys onto `target`,
 /// whose part k the rank `order[k]` will hold. `element_bytes` is what one element costs on the
-/// wire with its key, a leaf costs its start, count, level and payload. One all_reduce of p + 2
-/// values. Collective over comm.
+/// wire with its key, a leaf costs its start, count, level and payload. `local_work` is the sum
+/// of `work` (known to the caller). One all_reduce of p + 2 values. Collective over comm.
 template <OwnershipMap M>
 RemapEstimate estimate_remap(const boost::mpi::communicator& comm, const M& target,
                              std::span<const int> order,
                              const LocalLeaves<typename M::curve_type>& leaves,
                              std::span<const double> work,
                              std::span<const typename M::curve_type::index_type> keys,
-                             std::size_t element_bytes) {
+                             std::size_t element_bytes, double local_work) {
   using I = typename M::curve_type::index_type;
   const auto p = static_cast<std::size_t>(comm.size());
   std::size_t pos = 0;  // this rank's new chain position
@@ -304,20 +304,26 @@ RemapEstimate estimate_remap(const boost::mpi::communicator& comm, const M& targ
   if constexpr (M::contiguous_segments) {
     // Parts are curve intervals: the leaves and keys outside the new segment are two runs.
     const auto seg = target.segment(static_cast<int>(pos));
-    // Owners grow along the sorted starts: one run per owner, found by binary search, summed in
-    // leaf order as a per-leaf loop would (a lookup per leaf cost more than the whole cut).
+    // Owners grow along the sorted starts: one run per owner, found by binary search. Only the
+    // runs that leave are summed; the run that stays gets the rest of this rank's total (most
+    // leaves stay, and a pass over them cost more than the whole estimate otherwise).
     const auto st = leaves.starts();
+    double leaving = 0;
     for (std::size_t i = 0; i < st.size();) {
       const int k = target.owner(st[i]);
       const auto end = static_cast<std::size_t>(
           std::partition_point(st.begin() + static_cast<std::ptrdiff_t>(i), st.end(),
                                [&](const I& x) { return target.owner(x) <= k; }) -
           st.begin());
-      mine[static_cast<std::size_t>(k)] +=
-          std::accumulate(work.begin() + static_cast<std::ptrdiff_t>(i),
-                          work.begin() + static_cast<std::ptrdiff_t>(end), 0.0);
+      if (static_cast<std::size_t>(k) != pos) {
+        const double run = std::accumulate(work.begin() + static_cast<std::ptrdiff_t>(i),
+                                           work.begin() + static_cast<std::ptrdiff_t>(end), 0.0);
+        mine[static_cast<std::size_t>(k)] += run;
+        leaving += run;
+      }
       i = end;
     }
+    if (pos < p) mine[pos] += std::max(0.0, local_work - leaving);
     const auto lo = std::lower_bound(leaves.starts().begin(), leaves.starts().end(), seg.start) -
                     leaves.starts().begin();
     const auto hi = std::lower_bound(leaves.starts().begin(), leaves.starts().end(), seg.end) -
