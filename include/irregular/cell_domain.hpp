@@ -11,6 +11,7 @@
 #include <irregular/core/error.hpp>
 #include <irregular/curve/interval.hpp>
 #include <irregular/distributed/domain/cell_store.hpp>
+#include <irregular/distributed/domain/checkpoint.hpp>
 #include <irregular/distributed/domain/core.hpp>
 #include <irregular/distributed/domain/options.hpp>
 #include <irregular/distributed/ghost/store.hpp>
@@ -181,6 +182,31 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
       core_.store_.data.push_back(std::move(k.data));
     }
     partition_first();
+  }
+
+  // ---- checkpoint and restart ----------------------------------------------------------------
+
+  /// Saves the leaves, their data in curve order and (load::Measured) their loads to one file
+  /// at `path`, written by all ranks through MPI-IO; its bytes do not depend on the number of
+  /// ranks (doc/guide/checkpoints.md). Written under a temporary name and renamed, so a crash
+  /// leaves the previous file at `path` intact. Throws irregular::checkpoint_error on every rank
+  /// when the directory is not writable or a write fails; the grid is unchanged. Collective.
+  void save(const std::string& path, const SaveOptions& opt = {}) {
+    detail::save_core(core_, path, checkpoint::Kind::cells, opt);
+  }
+
+  /// Loads a grid saved by save() on any number of ranks: each rank reads an even share of the
+  /// leaves and their data, and the partitioner in `options` maps them by their loads. The
+  /// curve, dimension, data format and size, `opt.type_tag`, periodicity and hold level must
+  /// match the file's; the box is the file's. Every rank throws the same
+  /// irregular::checkpoint_error, naming the section, block and byte offset, for a missing,
+  /// truncated, corrupt or mismatched file. Collective over comm.
+  static CellDomain load(const boost::mpi::communicator& comm, const std::string& path,
+                         options_type options = {}, const LoadOptions& opt = {}) {
+    auto in = detail::open_checkpoint<C, Data, dim>(comm, path, checkpoint::Kind::cells,
+                                                    opt.type_tag, options.periodic,
+                                                    options.hold_level);
+    return CellDomain(LoadTag{}, comm, in, std::move(options), opt);
   }
 
   // ---- queries (local) -----------------------------------------------------------------------
@@ -385,6 +411,13 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
   }
 
  private:
+  struct LoadTag {};
+  CellDomain(LoadTag, const boost::mpi::communicator& comm, detail::OpenedCheckpoint& in,
+             options_type options, const LoadOptions& opt)
+      : core_(comm, detail::saved_box<dim>(in.header), std::move(options), [] {}) {
+    detail::load_core(core_, in, opt);
+  }
+
   /// The leaves of an adaptation with their loads, made before anything is committed (the
   /// metric may be user code).
   struct Prepared {

@@ -11,6 +11,7 @@
 #include <irregular/core/error.hpp>
 #include <irregular/curve/interval.hpp>
 #include <irregular/distributed/domain/build_profile.hpp>
+#include <irregular/distributed/domain/checkpoint.hpp>
 #include <irregular/distributed/domain/core.hpp>
 #include <irregular/distributed/domain/element_store.hpp>
 #include <irregular/distributed/domain/neighbourhood.hpp>
@@ -443,6 +444,40 @@ requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C
   /// Times the work on a local leaf (load::Measured): the seconds join the leaf's load.
   [[nodiscard]] ScopedTimer time_leaf(std::size_t i) { return core_.time_leaf(i); }
 
+  // ---- checkpoint and restart ----------------------------------------------------------------
+
+  /// Saves the tree, the elements in curve order and (load::Measured) the leaf loads to one file
+  /// at `path`, written by all ranks through MPI-IO; its bytes do not depend on the number of
+  /// ranks (doc/guide/checkpoints.md). Written under a temporary name and renamed, so a crash
+  /// leaves the previous file at `path` intact. Throws irregular::checkpoint_error on every rank
+  /// when the directory is not writable or a write fails, and irregular::collective_error when
+  /// elements are pending (insert()ed, not yet built); the domain is unchanged. Collective.
+  void save(const std::string& path, const SaveOptions& opt = {}) {
+    mpi::agree(core_.comm_.get(), [&] {
+      if (!core_.store_.pending.empty())
+        throw invalid_argument("irregular::IrregularDomain::save: " +
+                               std::to_string(core_.store_.pending.size()) +
+                               " inserted elements are not built yet on rank " +
+                               std::to_string(core_.comm_.rank()));
+    });
+    detail::save_core(core_, path, checkpoint::Kind::elements, opt);
+  }
+
+  /// Loads a domain saved by save() on any number of ranks: each rank reads an even share of
+  /// the leaves and their elements, and the partitioner in `options` maps them by their loads.
+  /// The curve, dimension, element format and size, `opt.type_tag`, periodicity and hold level
+  /// must match the file's; the box is the file's. Every rank throws the same
+  /// irregular::checkpoint_error, naming the section, block and byte offset, for a missing,
+  /// truncated, corrupt or mismatched file. Collective over comm.
+  static IrregularDomain load(const boost::mpi::communicator& comm, const std::string& path,
+                              condition_type condition, options_type options = {},
+                              const LoadOptions& opt = {}) {
+    auto in = detail::open_checkpoint<C, Element, dim>(comm, path, checkpoint::Kind::elements,
+                                                       opt.type_tag, options.periodic,
+                                                       options.hold_level);
+    return IrregularDomain(LoadTag{}, comm, in, std::move(condition), std::move(options), opt);
+  }
+
   // ---- collective summaries -----------------------------------------------------------------
 
   /// Every rank's load, the average and the unbalance. Collective over comm.
@@ -467,6 +502,18 @@ requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C
  private:
   using Core = detail::DomainCore<ElementStore<Element, C>, C, Metric, P>;
   using clock = typename Core::clock;
+
+  struct LoadTag {};
+  IrregularDomain(LoadTag, const boost::mpi::communicator& comm, detail::OpenedCheckpoint& in,
+                  condition_type condition, options_type options, const LoadOptions& opt)
+      : core_(comm, detail::saved_box<dim>(in.header), std::move(options),
+              [&] {
+                if (!condition)
+                  throw invalid_argument("irregular::IrregularDomain: empty refinement condition");
+              }),
+        condition_(std::move(condition)) {
+    detail::load_core(core_, in, opt);
+  }
 
   /// The leaves of the tree under `map` (the condition is user code, the budget may run out).
   template <OwnershipMap M>

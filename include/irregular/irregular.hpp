@@ -33,6 +33,10 @@
 #include <irregular/partition/recursive_bisection.hpp>
 #include <irregular/partition/redistribution.hpp>
 
+// L1 checkpoint (the file format)
+#include <irregular/checkpoint/checksum.hpp>
+#include <irregular/checkpoint/format.hpp>
+
 // L1 schedule (graphs, the 1D locality transform, block translation)
 #include <irregular/schedule/block_translation.hpp>
 #include <irregular/schedule/graph.hpp>
@@ -75,6 +79,7 @@
 // L3 mpi
 #include <irregular/mpi/collective_error.hpp>
 #include <irregular/mpi/communicator.hpp>
+#include <irregular/mpi/file.hpp>
 #include <irregular/mpi/counters.hpp>
 #include <irregular/mpi/merged_exchange.hpp>
 #include <irregular/mpi/operations.hpp>
@@ -82,6 +87,8 @@
 #include <irregular/mpi/transport.hpp>
 
 // L4 dist
+#include <irregular/distributed/checkpoint/sections.hpp>
+#include <irregular/distributed/domain/checkpoint.hpp>
 #include <irregular/distributed/domain/build_profile.hpp>
 #include <irregular/distributed/domain/cell_store.hpp>
 #include <irregular/distributed/domain/core.hpp>

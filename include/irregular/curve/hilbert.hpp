@@ -25,6 +25,8 @@ namespace irregular::curve {
 /// Both paths give exactly Skilling's indices; the 2D/3D tables are that transform tabulated.
 template <int D, class Index = std::uint64_t>
 struct Hilbert {
+  /// The name a checkpoint records for this curve.
+  static constexpr const char* name = "hilbert";
   static_assert(D >= 1 && D <= 8, "irregular::curve::Hilbert supports 1 to 8 dimensions");
   static_assert(CurveIndex<Index>, "Hilbert index type must be uint32, uint64 or uint128");
 
@@ -35,9 +37,14 @@ struct Hilbert {
   static constexpr int chunk = D == 2 ? 5 : 3;
 
  public:
+  /// Dimension of the cells it visits.
   static constexpr int dim = D;
+  /// Children per axis when a cell splits (2^D children).
   static constexpr int arity = 2;
+  /// Deepest level: 2^(D * max_level) < 2^bits (the last finest interval ends inside
+  /// Index) and 2^max_level cells per axis fit in coord_t.
   static constexpr int max_level = irregular::detail::curve_max_level(2, D, index_bits<Index>);
+  /// Curve index type (uint32, uint64 or uint128).
   using index_type = Index;
   /// 2D/3D: the number of a tabulated (minimized) Skilling state; other D: the Skilling state.
   using state_type =
@@ -115,6 +122,7 @@ struct Hilbert {
     return c;
   }
 
+  /// The state of the root cell: the orientation the curve starts from.
   [[nodiscard]] static constexpr state_type root_state() noexcept {
     if constexpr (table_path) {
       return 0;
@@ -135,6 +143,7 @@ struct Hilbert {
     }
   }
 
+  /// The state of the k-th child in curve order of a cell in state `s`.
   [[nodiscard]] static constexpr state_type child_state(state_type s, int k) noexcept {
     if constexpr (table_path) {
       return static_cast<state_type>(

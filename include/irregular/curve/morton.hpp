@@ -19,12 +19,19 @@ namespace irregular::curve {
 /// [index(c) * 2^(D*(L-l)), (index(c) + 1) * 2^(D*(L-l))) with L = max_level.
 template <int D, class Index = std::uint64_t>
 struct Morton {
+  /// The name a checkpoint records for this curve.
+  static constexpr const char* name = "morton";
   static_assert(D >= 1 && D <= 8, "irregular::curve::Morton supports 1 to 8 dimensions");
   static_assert(CurveIndex<Index>, "Morton index type must be uint32, uint64 or uint128");
 
+  /// Dimension of the cells it visits.
   static constexpr int dim = D;
+  /// Children per axis when a cell splits (2^D children).
   static constexpr int arity = 2;
+  /// Deepest level: 2^(D * max_level) < 2^bits (the last finest interval ends inside
+  /// Index) and 2^max_level cells per axis fit in coord_t.
   static constexpr int max_level = irregular::detail::curve_max_level(2, D, index_bits<Index>);
+  /// Curve index type (uint32, uint64 or uint128).
   using index_type = Index;
   /// Morton order is the same in every cell: one state.
   using state_type = std::uint8_t;
@@ -47,8 +54,12 @@ struct Morton {
     return c;
   }
 
+  /// The state of the root cell: the orientation the curve starts from.
   [[nodiscard]] static constexpr state_type root_state() noexcept { return 0; }
+  /// Local position (sum_d digit_d * 2^d) of the k-th child: Morton visits the children in
+  /// that order.
   [[nodiscard]] static constexpr int child_position(state_type, int k) noexcept { return k; }
+  /// The state of the k-th child in curve order of a cell in state `s`.
   [[nodiscard]] static constexpr state_type child_state(state_type s, int) noexcept { return s; }
 };
 

@@ -66,12 +66,19 @@ namespace irregular::curve {
 /// [index(c) * 3^(D*(L-l)), (index(c) + 1) * 3^(D*(L-l))) with L = max_level.
 template <int D, class Index = std::uint64_t>
 struct Peano {
+  /// The name a checkpoint records for this curve.
+  static constexpr const char* name = "peano";
   static_assert(D >= 1 && D <= 8, "irregular::curve::Peano supports 1 to 8 dimensions");
   static_assert(CurveIndex<Index>, "Peano index type must be uint32, uint64 or uint128");
 
+  /// Dimension of the cells it visits.
   static constexpr int dim = D;
+  /// Children per axis when a cell splits (3^D children).
   static constexpr int arity = 3;
+  /// Deepest level: 3^(D * max_level) < 2^bits (the last finest interval ends inside
+  /// Index) and 3^max_level cells per axis fit in coord_t.
   static constexpr int max_level = irregular::detail::curve_max_level(3, D, index_bits<Index>);
+  /// Curve index type (uint32, uint64 or uint128).
   using index_type = Index;
   /// Reflection mask: bit d set when the cell's curve runs backwards along axis d.
   using state_type = std::uint8_t;
@@ -172,6 +179,7 @@ struct Peano {
     return c;
   }
 
+  /// The state of the root cell: the orientation the curve starts from.
   [[nodiscard]] static constexpr state_type root_state() noexcept { return 0; }
 
   /// Local position (sum_d digit_d * 3^d) of the k-th child in curve order.
@@ -179,6 +187,7 @@ struct Peano {
     return irregular::detail::peano_position<D>(s, k);
   }
 
+  /// The state of the k-th child in curve order of a cell in state `s`.
   [[nodiscard]] static constexpr state_type child_state(state_type s, int k) noexcept {
     return static_cast<state_type>(
         s ^ irregular::detail::peano_reflection<D>(irregular::detail::peano_position<D>(s, k)));

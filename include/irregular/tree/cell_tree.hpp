@@ -35,9 +35,13 @@ class CellTree : public LinearLeaves<C> {
   using Leaves = LinearLeaves<C>;
 
  public:
+  /// The space-filling curve that orders the leaves.
   using curve_type = C;
+  /// The curve's index type.
   using index_type = typename C::index_type;
+  /// What each leaf holds.
   using data_type = Data;
+  /// Dimension of the cells.
   static constexpr int dim = C::dim;
 
   /// One leaf, the root, with a value-initialized Data.
@@ -63,6 +67,7 @@ class CellTree : public LinearLeaves<C> {
     t.marks_.assign(n, Mark::keep);
     return t;
   }
+  /// All cells of `level`, each holding a copy of `value`.
   [[nodiscard]] static CellTree uniform(int level, const Data& value) {
     return uniform(level, [&value](const Cell<C::dim>&) { return value; });
   }
@@ -82,28 +87,38 @@ class CellTree : public LinearLeaves<C> {
   }
 
   // ---- leaves: LinearLeaves (size, start, end, level, interval, cell, starts, levels) -------
+  /// The datum of leaf `leaf`.
   [[nodiscard]] Data& data(std::size_t leaf) noexcept {
     IRREGULAR_ASSERT(leaf < this->size());
     return data_[leaf];
   }
+  /// The datum of leaf `leaf`.
   [[nodiscard]] const Data& data(std::size_t leaf) const noexcept {
     IRREGULAR_ASSERT(leaf < this->size());
     return data_[leaf];
   }
+  /// Every leaf's datum, in curve order (aligned with starts()).
   [[nodiscard]] std::span<Data> data() noexcept { return data_; }
+  /// Every leaf's datum, in curve order (aligned with starts()).
   [[nodiscard]] std::span<const Data> data() const noexcept { return data_; }
 
+  /// The leaf whose interval holds finest curve index `finest_index` (< the curve's end).
   [[nodiscard]] std::size_t leaf_containing(index_type finest_index) const noexcept {
     IRREGULAR_ASSERT(finest_index < detail::index_end<C>());
     return detail::leaf_at<index_type>(this->starts(), finest_index);
   }
+  /// The leaf holding the first finest index of cell `c`: `c` itself, the leaf that contains
+  /// it, or the first leaf inside it when the tree refines `c` further.
   [[nodiscard]] std::size_t leaf_containing(const Cell<dim>& c) const noexcept {
     return leaf_containing(detail::start_of<C>(c));
   }
+  /// The leaves meeting interval `iv`, as [first, last); {k, k} when `iv` is empty.
   [[nodiscard]] std::pair<std::size_t, std::size_t> leaves_overlapping(
       IndexInterval<index_type> iv) const noexcept {
     return detail::leaves_meeting<index_type>(this->starts(), iv);
   }
+  /// The leaf that is cell `c`, or nullopt when `c` is not a leaf (it is refined or inside a
+  /// coarser leaf).
   [[nodiscard]] std::optional<std::size_t> find_leaf(const Cell<dim>& c) const noexcept {
     const std::size_t l = leaf_containing(c);
     if (this->level(l) == c.level) return l;
@@ -111,15 +126,19 @@ class CellTree : public LinearLeaves<C> {
   }
 
   // ---- marks and adaptation ------------------------------------------------------------------
+  /// Marks `leaf` to be refined, coarsened or kept by the next adapt().
   void mark(std::size_t leaf, Mark m) noexcept {
     IRREGULAR_ASSERT(leaf < this->size());
     marks_[leaf] = m;
   }
+  /// The mark of `leaf` (Mark::keep unless set).
   [[nodiscard]] Mark mark(std::size_t leaf) const noexcept {
     IRREGULAR_ASSERT(leaf < this->size());
     return marks_[leaf];
   }
+  /// Every leaf's mark, aligned with starts().
   [[nodiscard]] std::span<const Mark> marks() const noexcept { return marks_; }
+  /// Resets every mark to Mark::keep.
   void clear_marks() noexcept { std::fill(marks_.begin(), marks_.end(), Mark::keep); }
 
   /// Applies the stored marks (see the overload below), then clears them.

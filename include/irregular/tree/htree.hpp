@@ -29,8 +29,8 @@ namespace irregular {
 /// What HTree::rebuild_with changed: leaves of the old tree that were split (refined) and
 /// leaves of the new tree that replace several old leaves (pruned subtrees).
 struct RebuildStats {
-  std::size_t refined = 0;
-  std::size_t pruned = 0;
+  std::size_t refined = 0;  ///< Old leaves that were split.
+  std::size_t pruned = 0;   ///< New leaves that replace several old ones.
 };
 
 /// Linear H-Tree over curve C. Leaf i covers the finest indices [start(i), end(i)); the leaves
@@ -42,8 +42,11 @@ class HTree : public LinearLeaves<C> {
   using Leaves = LinearLeaves<C>;
 
  public:
+  /// The space-filling curve that orders the leaves.
   using curve_type = C;
+  /// The curve's index type.
   using index_type = typename C::index_type;
+  /// Dimension of the cells.
   static constexpr int dim = C::dim;
 
   /// One leaf: the root, with no elements.
@@ -62,6 +65,7 @@ class HTree : public LinearLeaves<C> {
     t.build_impl(sorted_keys, condition);
     return t;
   }
+  /// build() over a vector of sorted keys.
   template <class Cond>
   [[nodiscard]] static HTree build(const std::vector<index_type>& sorted_keys, Cond&& condition) {
     return build(std::span<const index_type>(sorted_keys), std::forward<Cond>(condition));
@@ -113,6 +117,7 @@ class HTree : public LinearLeaves<C> {
     *this = std::move(fresh);
     return st;
   }
+  /// rebuild_with() over a vector of sorted keys.
   template <class Cond>
   RebuildStats rebuild_with(const std::vector<index_type>& sorted_keys, Cond&& condition) {
     return rebuild_with(std::span<const index_type>(sorted_keys), std::forward<Cond>(condition));
@@ -132,16 +137,20 @@ class HTree : public LinearLeaves<C> {
 
   // ---- leaves: LinearLeaves (size, start, end, level, interval, cell, starts, levels) -------
   // ---- elements -----------------------------------------------------------------------------
+  /// Index of the first element of `leaf` in the sorted keys (`leaf` == size() gives the
+  /// element count).
   [[nodiscard]] std::size_t element_offset(std::size_t leaf) const noexcept {
     IRREGULAR_ASSERT(leaf <= this->size());
     return offsets_[leaf];
   }
+  /// Number of elements in `leaf`.
   [[nodiscard]] std::size_t element_count(std::size_t leaf) const noexcept {
     IRREGULAR_ASSERT(leaf < this->size());
     return offsets_[leaf + 1] - offsets_[leaf];
   }
   /// size() + 1 offsets; the last is the number of elements.
   [[nodiscard]] std::span<const std::size_t> element_offsets() const noexcept { return offsets_; }
+  /// Number of elements attached to the tree.
   [[nodiscard]] std::size_t element_count() const noexcept { return offsets_.back(); }
 
   // ---- search (O(log n)) ----------------------------------------------------------------------
@@ -192,7 +201,9 @@ class HTree : public LinearLeaves<C> {
     }
     load_prefix_ = std::move(pre);
   }
+  /// True once set_loads() gave the leaves loads (else a leaf's load is its element count).
   [[nodiscard]] bool has_loads() const noexcept { return !load_prefix_.empty(); }
+  /// Forgets the set loads: loads are element counts again.
   void clear_loads() noexcept { load_prefix_.clear(); }
   /// Load of leaves [first, last): set loads if any, else their element count.
   [[nodiscard]] double load(std::size_t first, std::size_t last) const noexcept {
@@ -200,7 +211,9 @@ class HTree : public LinearLeaves<C> {
     if (has_loads()) return load_prefix_[last] - load_prefix_[first];
     return static_cast<double>(offsets_[last] - offsets_[first]);
   }
+  /// Load of one leaf.
   [[nodiscard]] double load(std::size_t leaf) const noexcept { return load(leaf, leaf + 1); }
+  /// Load of the whole tree (the root hnode).
   [[nodiscard]] double total_load() const noexcept { return load(0, this->size()); }
   /// Load of an hnode (sum over its leaf range). Throws invalid_argument if the cell is not an
   /// hnode of this tree (it lies strictly inside a leaf).

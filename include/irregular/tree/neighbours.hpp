@@ -110,6 +110,7 @@ void neighbours(const T& tree, std::size_t leaf, std::vector<std::size_t>& out,
                            out);
 }
 
+/// Neighbours of leaf `leaf` as a new vector (sorted unique leaf ids, not the leaf itself).
 template <Stencil S, LeafSequence T>
 [[nodiscard]] std::vector<std::size_t> neighbours(const T& tree, std::size_t leaf,
                                                   Periodicity<T::curve_type::dim> per = {}) {

@@ -36,6 +36,7 @@ struct PointPartition {
   std::vector<std::uint64_t> sizes;  ///< number of points in each part (all P parts)
   double bottleneck = 0;             ///< the largest part load
 
+  /// Number of parts P.
   [[nodiscard]] std::size_t parts() const noexcept { return loads.size(); }
 
   /// Lmax / Lavg - 1 (saule-bas-catalyurek §2); 0 when the total load is 0.

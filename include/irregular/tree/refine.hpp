@@ -35,29 +35,33 @@ namespace refine {
 /// Split while the cell holds more than `k` elements and its level is below `level_limit`
 /// (-1: no limit other than the curve's max_level).
 struct MaxElements {
-  std::size_t k = 32;
-  int level_limit = -1;
+  std::size_t k = 32;    ///< Most elements a leaf may hold.
+  int level_limit = -1;  ///< No split at or below this level; -1: only max_level stops.
 
+  /// True if cell `c`, holding `count` elements, must split.
   template <int D>
   [[nodiscard]] constexpr bool operator()(const Cell<D>& c, std::size_t count) const noexcept {
     return count > k && (level_limit < 0 || c.level < level_limit);
   }
 };
 
+/// Split while a cell holds more than `k` elements (and its level is below `level_limit`).
 [[nodiscard]] constexpr MaxElements max_elements(std::size_t k, int level_limit = -1) noexcept {
   return MaxElements{k, level_limit};
 }
 
 /// Uniform refinement: split every cell above `level` (clamped to the curve's max_level).
 struct MaxLevel {
-  int level = 0;
+  int level = 0;  ///< The level every leaf reaches.
 
+  /// True if cell `c` lies above `level`.
   template <int D>
   [[nodiscard]] constexpr bool operator()(const Cell<D>& c, std::size_t /*count*/) const noexcept {
     return c.level < level;
   }
 };
 
+/// Uniform refinement to level `l`.
 [[nodiscard]] constexpr MaxLevel max_level(int l) noexcept { return MaxLevel{l}; }
 
 }  // namespace refine

@@ -88,8 +88,10 @@ void refine_leaves(IndexInterval<typename C::index_type> range, Count&& count,
 template <class Index>
 class SortedKeyCounter {
  public:
+  /// Counts in `sorted_keys` (ascending; the span must outlive the counter).
   explicit SortedKeyCounter(std::span<const Index> sorted_keys) : keys_(sorted_keys) {}
 
+  /// Number of keys in [iv.start, iv.end).
   std::size_t operator()(IndexInterval<Index> iv) {
     pos_ = iv.start < last_ ? lower(0, keys_.size(), iv.start) : gallop(pos_, iv.start);
     last_ = iv.start;

@@ -33,10 +33,12 @@ constexpr auto negate(const std::array<std::array<int, static_cast<std::size_t>(
 }  // namespace detail
 
 // The parts of a Stencil, one concept each, so a compiler error names what is missing.
+/// A Stencil's part: an integral `dim`.
 template <class S>
 concept StencilHasDim = requires {
   { S::dim } -> std::convertible_to<int>;
 };
+/// A Stencil's part: `offsets` and `inverse_offsets`, arrays of the same type of dim-vectors.
 template <class S>
 concept StencilHasOffsets = StencilHasDim<S> && requires {
   S::offsets;
@@ -47,6 +49,7 @@ concept StencilHasOffsets = StencilHasDim<S> && requires {
   requires std::tuple_size_v<std::remove_cvref_t<decltype(S::offsets[0])>>
   == static_cast<std::size_t>(S::dim);
 };
+/// A Stencil's part: the booleans `same_level`, `coarser` and `finer`.
 template <class S>
 concept StencilHasLevels = requires {
   { S::same_level } -> std::convertible_to<bool>;
@@ -104,20 +107,28 @@ constexpr auto make_offsets() {
 template <int D, int R = 1>
 struct VonNeumann {
   static_assert(D >= 1 && R >= 1, "irregular::stencil::VonNeumann needs D >= 1 and R >= 1");
-  static constexpr int dim = D;
+  static constexpr int dim = D;  ///< Dimension of the cells it reads.
+  /// The cells read, relative to the element's cell at its level.
   static constexpr auto offsets = detail::make_offsets<D, R, false>();
+  /// The negated offsets: the cells that read this one.
   static constexpr auto inverse_offsets = irregular::detail::negate<D>(offsets);
-  static constexpr bool same_level = true, coarser = true, finer = true;
+  static constexpr bool same_level = true;  ///< Reads leaves of its own level.
+  static constexpr bool coarser = true;     ///< Reads coarser leaves.
+  static constexpr bool finer = true;       ///< Reads finer leaves.
 };
 
 /// Moore neighbourhood of radius R: offsets with 1 <= Linf norm <= R ((2R+1)^D - 1 cells).
 template <int D, int R = 1>
 struct Moore {
   static_assert(D >= 1 && R >= 1, "irregular::stencil::Moore needs D >= 1 and R >= 1");
-  static constexpr int dim = D;
+  static constexpr int dim = D;  ///< Dimension of the cells it reads.
+  /// The cells read, relative to the element's cell at its level.
   static constexpr auto offsets = detail::make_offsets<D, R, true>();
+  /// The negated offsets: the cells that read this one.
   static constexpr auto inverse_offsets = irregular::detail::negate<D>(offsets);
-  static constexpr bool same_level = true, coarser = true, finer = true;
+  static constexpr bool same_level = true;  ///< Reads leaves of its own level.
+  static constexpr bool coarser = true;     ///< Reads coarser leaves.
+  static constexpr bool finer = true;       ///< Reads finer leaves.
 };
 
 /// A user's compile-time offset list, e.g.
@@ -125,21 +136,27 @@ struct Moore {
 template <int D, std::array<int, static_cast<std::size_t>(D)>... Offs>
 struct Offsets {
   static_assert(sizeof...(Offs) >= 1, "irregular::stencil::Offsets needs at least one offset");
-  static constexpr int dim = D;
+  static constexpr int dim = D;  ///< Dimension of the cells it reads.
+  /// The user's offsets, in the order given.
   static constexpr std::array<std::array<int, static_cast<std::size_t>(D)>, sizeof...(Offs)>
       offsets{Offs...};
+  /// The negated offsets: the cells that read this one.
   static constexpr auto inverse_offsets = irregular::detail::negate<D>(offsets);
-  static constexpr bool same_level = true, coarser = true, finer = true;
+  static constexpr bool same_level = true;  ///< Reads leaves of its own level.
+  static constexpr bool coarser = true;     ///< Reads coarser leaves.
+  static constexpr bool finer = true;       ///< Reads finer leaves.
 };
 
 /// The inverse stencil: who needs me. Inverse<Inverse<S>> has the offsets of S.
 template <Stencil S>
 struct Inverse {
-  static constexpr int dim = S::dim;
-  static constexpr auto offsets = S::inverse_offsets;
-  static constexpr auto inverse_offsets = S::offsets;
+  static constexpr int dim = S::dim;                   ///< The dimension of S.
+  static constexpr auto offsets = S::inverse_offsets;  ///< S's inverse offsets.
+  static constexpr auto inverse_offsets = S::offsets;  ///< S's offsets.
+  static constexpr bool same_level = S::same_level;    ///< As S.
   // Reading a coarser leaf means being read by a finer one, and vice versa.
-  static constexpr bool same_level = S::same_level, coarser = S::finer, finer = S::coarser;
+  static constexpr bool coarser = S::finer;  ///< S reads finer leaves: they read this one, coarser.
+  static constexpr bool finer = S::coarser;  ///< S reads coarser leaves: they read this one, finer.
 };
 
 }  // namespace stencil

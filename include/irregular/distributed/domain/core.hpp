@@ -79,6 +79,8 @@ requires LeafStore<Store, C>
 class DomainCore {
  public:
   static constexpr int dim = C::dim;
+  using curve_type = C;
+  using store_type = Store;
   using index_type = typename C::index_type;
   using map_type = typename P::template map_type<C>;
   using options_type = DomainOptions<dim, Metric, P>;
@@ -91,7 +93,7 @@ class DomainCore {
   // Each phase has its own tag on the domain's own communicator (tag_ghost .. tag_ghost + 4 are
   // the ghost store's).
   static constexpr int tag_sort = 11, tag_migrate = 12, tag_move = 13, tag_families = 14,
-                       tag_balance = 15;
+                       tag_balance = 15, tag_checkpoint = 16;
   static constexpr int tag_ghost = 21;
 
   /// Validates the box, the partitioner and the held level, then `more()` (the front's own
@@ -292,6 +294,21 @@ class DomainCore {
     finish_counters();
     std::tie(migration_seconds_, migration_bytes_) =
         std::tuple(profile_.migration, migration_global_.bytes);
+  }
+
+  /// Takes the leaves read from a checkpoint (an even share, in curve order, their values already
+  /// in the store) with their stored seconds (load::Measured; empty otherwise), and lets the
+  /// partitioner map them by their loads. Collective over comm.
+  void adopt(LocalLeaves<C>&& leaves, std::vector<double>&& seconds) {
+    leaves_ = std::move(leaves);
+    loads_.new_window(leaves_.size());
+    if constexpr (measured)
+      if (seconds.size() == leaves_.size()) loads_.receive(std::move(seconds), leaves_.size());
+    guarded([&] { estimate_loads(); });
+    migration_ = {};
+    profile_ = {};
+    auto t0 = clock::now();
+    repartition(nullptr, t0);
   }
 
   // ---- the rebalance decision (baiardi-2001 §3, kaddoura-ranka §3.4–3.5) -----------------

@@ -9,6 +9,7 @@
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/detail/headroom.hpp>
 #include <irregular/core/element_traits.hpp>
+#include <irregular/core/error.hpp>
 #include <irregular/distributed/ghost/store.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
 #include <irregular/distributed/maps/ownership_map.hpp>
@@ -20,6 +21,7 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <sstream>
@@ -96,6 +98,23 @@ class ElementStore {
     }
     offsets[leaves.size()] = e;
     IRREGULAR_ASSERT(e == keys.size());
+  }
+  /// Takes the elements of `leaves` read from a checkpoint (in curve order). Throws
+  /// irregular::checkpoint_error when an element lies outside the leaf that held it.
+  void adopt(std::vector<Element>&& values, const LocalLeaves<C>& leaves) {
+    elements.clear();
+    elements.insert(elements.end(), values.begin(), values.end());
+    rekey();
+    std::size_t e = 0;
+    for (std::size_t i = 0; i < leaves.size(); ++i) {
+      const auto iv = leaves.interval(i);
+      for (std::uint64_t k = 0; k < leaves.counts()[i]; ++k, ++e)
+        if (keys[e] < iv.start || !(keys[e] < iv.end))
+          throw checkpoint_error("irregular checkpoint: element " + std::to_string(e) +
+                                     " of this rank's share lies outside its leaf",
+                                 0, "records");
+    }
+    index_leaves(leaves);
   }
   /// Maps the headroom's pages now (DomainOptions::resident_headroom).
   void touch_headroom() noexcept {
