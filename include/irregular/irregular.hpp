@@ -36,6 +36,7 @@
 // L1 checkpoint (the file format)
 #include <irregular/checkpoint/checksum.hpp>
 #include <irregular/checkpoint/format.hpp>
+#include <irregular/checkpoint/verify.hpp>
 
 // L1 schedule (graphs, the 1D locality transform, block translation)
 #include <irregular/schedule/block_translation.hpp>

@@ -1,6 +1,7 @@
-// IRREGULAR_ASSERT: hot-path precondition checks, on in debug and test builds.
-// A failed assertion throws irregular::assertion_failure (never aborts, never prints), so tests
-// can check that a precondition is enforced.
+/// \file
+/// IRREGULAR_ASSERT: hot-path precondition checks, on in debug and test builds.
+/// A failed assertion throws irregular::assertion_failure (never aborts, never prints), so tests
+/// can check that a precondition is enforced.
 #pragma once
 
 #include <irregular/core/error.hpp>
@@ -26,7 +27,10 @@ namespace detail {
 
 // Enabled when IRREGULAR_ENABLE_ASSERTS is defined, or in builds without NDEBUG.
 #if defined(IRREGULAR_ENABLE_ASSERTS) || !defined(NDEBUG)
+/// 1 when IRREGULAR_ASSERT checks, 0 when it compiles to nothing.
 #define IRREGULAR_ASSERTS_ON 1
+/// Throws irregular::assertion_failure naming `expr`, file and line when `expr` is false; checked
+/// when IRREGULAR_ENABLE_ASSERTS is defined or NDEBUG is not, otherwise not evaluated.
 #define IRREGULAR_ASSERT(expr) \
   ((expr) ? static_cast<void>(0) : ::irregular::detail::assertion_failed(#expr, __FILE__, __LINE__))
 #else

@@ -11,10 +11,12 @@
 
 namespace irregular {
 
+/// The axis-aligned physical domain [lo, hi] that the root cell covers (baiardi-2001 §2: the
+/// root of the H-Tree is the whole domain); maps positions to cells and cells to corners.
 template <int D>
 struct Box {
-  std::array<double, D> lo{};
-  std::array<double, D> hi{};
+  std::array<double, D> lo{};  ///< lower corner
+  std::array<double, D> hi{};  ///< upper corner
 
   /// True if `x` lies in [lo, hi] in every dimension (the upper face belongs to the box, so
   /// positions on it map to the last cell). NaN is never inside.
@@ -24,6 +26,7 @@ struct Box {
     return true;
   }
 
+  /// Length of the box along axis `d`.
   [[nodiscard]] constexpr double extent(int d) const noexcept { return hi[d] - lo[d]; }
 
   /// Throws irregular::invalid_argument unless lo < hi in every dimension and all finite.
@@ -58,6 +61,7 @@ struct Box {
                          static_cast<double>(cells_per_axis);
     return r;
   }
+  /// Physical upper corner of a cell at a level with `cells_per_axis` (see lower()).
   [[nodiscard]] std::array<double, D> upper(const Cell<D>& c,
                                             coord_t cells_per_axis) const noexcept {
     std::array<double, D> r;

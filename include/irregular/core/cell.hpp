@@ -17,10 +17,12 @@ using coord_t = std::uint64_t;
 template <int D>
 struct Cell {
   static_assert(D >= 1 && D <= 8, "irregular::Cell supports 1 to 8 dimensions");
-  std::array<coord_t, D> anchor{};
-  int level = 0;
+  std::array<coord_t, D> anchor{};  ///< integer coordinates at the cell's own level
+  int level = 0;                    ///< level in the H-Tree; 0 is the root
 
+  /// Same level and anchor.
   friend constexpr bool operator==(const Cell&, const Cell&) = default;
+  /// Anchor first, then level: an order for containers, not the curve order.
   friend constexpr auto operator<=>(const Cell&, const Cell&) = default;
 };
 

@@ -38,10 +38,14 @@ struct element_traits {
                 "irregular::element_traits<E>");
 };
 
+/// For elements with a `position` member: an array, or anything indexable with a tuple size.
 template <detail::HasPositionMember E>
 struct element_traits<E> {
+  /// The type of the `position` member.
   using position_type = std::remove_cvref_t<decltype(std::declval<const E&>().position)>;
+  /// Dimension: the number of coordinates of the position.
   static constexpr int dim = detail::position_dim<position_type>::value;
+  /// The position as doubles.
   static std::array<double, dim> position(const E& e) noexcept {
     std::array<double, dim> x;
     for (int d = 0; d < dim; ++d) x[d] = static_cast<double>(e.position[d]);
@@ -49,10 +53,14 @@ struct element_traits<E> {
   }
 };
 
+/// For elements with a `position()` member function.
 template <detail::HasPositionFunction E>
 struct element_traits<E> {
+  /// The type `position()` returns.
   using position_type = std::remove_cvref_t<decltype(std::declval<const E&>().position())>;
+  /// Dimension: the number of coordinates of the position.
   static constexpr int dim = detail::position_dim<position_type>::value;
+  /// The position as doubles.
   static std::array<double, dim> position(const E& e) noexcept {
     const auto& p = e.position();
     std::array<double, dim> x;

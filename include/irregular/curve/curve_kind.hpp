@@ -9,6 +9,7 @@
 
 namespace irregular::curve {
 
+/// Which curve policy: Morton, Hilbert or Peano.
 enum class CurveKind { morton, hilbert, peano };
 
 /// "morton", "hilbert" or "peano" (lower case); throws irregular::invalid_argument otherwise.
@@ -20,6 +21,7 @@ enum class CurveKind { morton, hilbert, peano };
                          "' (expected morton, hilbert or peano)");
 }
 
+/// The lower-case name that parse_curve_kind() reads back.
 [[nodiscard]] constexpr std::string_view to_string(CurveKind k) noexcept {
   switch (k) {
     case CurveKind::morton:

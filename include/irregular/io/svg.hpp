@@ -15,6 +15,7 @@
 
 namespace irregular::io {
 
+/// How write_svg draws the leaves.
 struct SvgOptions {
   double width_px = 640;         ///< drawing width; the height follows the box's aspect ratio
   bool draw_curve = true;        ///< polyline through the leaf centres in the given order

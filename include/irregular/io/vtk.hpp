@@ -29,9 +29,9 @@ namespace irregular::io {
 /// One user array of cell data: `components` doubles per cell, cell after cell (written as a
 /// VTK Float64 array; 3 components show as a vector in ParaView).
 struct VtkField {
-  std::string name;
-  std::span<const double> values;
-  int components = 1;
+  std::string name;                ///< array name
+  std::span<const double> values;  ///< components values per cell, cell after cell
+  int components = 1;              ///< values per cell
 };
 
 namespace detail {

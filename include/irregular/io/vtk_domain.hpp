@@ -19,8 +19,8 @@ namespace irregular::io {
 /// `{"u", [](const Data& d) { return d.u; }}`.
 template <class Data>
 struct CellField {
-  std::string name;
-  std::function<double(const Data&)> value;
+  std::string name;                          ///< array name
+  std::function<double(const Data&)> value;  ///< the cell's value from its leaf's datum
 };
 
 namespace detail {

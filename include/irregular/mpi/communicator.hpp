@@ -18,13 +18,19 @@ class OwnedCommunicator {
 
   OwnedCommunicator(const OwnedCommunicator&) = delete;
   OwnedCommunicator& operator=(const OwnedCommunicator&) = delete;
+  /// Takes over the duplicate.
   OwnedCommunicator(OwnedCommunicator&&) noexcept = default;
+  /// Takes over the duplicate, freeing the one held.
   OwnedCommunicator& operator=(OwnedCommunicator&&) noexcept = default;
   ~OwnedCommunicator() = default;
 
+  /// The duplicate.
   [[nodiscard]] const boost::mpi::communicator& get() const noexcept { return comm_; }
+  /// The duplicate, where a boost::mpi::communicator is expected.
   operator const boost::mpi::communicator&() const noexcept { return comm_; }  // NOLINT: by design
+  /// This process's rank in it.
   [[nodiscard]] int rank() const { return comm_.rank(); }
+  /// Number of ranks.
   [[nodiscard]] int size() const { return comm_.size(); }
 
  private:

@@ -15,11 +15,12 @@ namespace irregular::mpi {
 /// Messages and bytes one rank sent and received in sparse exchanges (self-delivery not counted;
 /// a message is one merged message to one partner, however many MPI pieces it took).
 struct ExchangeStats {
-  std::uint64_t messages_sent = 0;
-  std::uint64_t bytes_sent = 0;
-  std::uint64_t messages_received = 0;
-  std::uint64_t bytes_received = 0;
+  std::uint64_t messages_sent = 0;      ///< merged messages sent
+  std::uint64_t bytes_sent = 0;         ///< their bytes
+  std::uint64_t messages_received = 0;  ///< merged messages received
+  std::uint64_t bytes_received = 0;     ///< their bytes
 
+  /// Adds another exchange's counts.
   ExchangeStats& operator+=(const ExchangeStats& o) noexcept {
     messages_sent += o.messages_sent;
     bytes_sent += o.bytes_sent;
@@ -35,11 +36,12 @@ struct ExchangeStats {
 
 /// What a migration moved from this rank: hnodes, elements, payload bytes and messages.
 struct MigrationCounters {
-  std::uint64_t hnodes = 0;
-  std::uint64_t elements = 0;
-  std::uint64_t bytes = 0;
-  std::uint64_t messages = 0;
+  std::uint64_t hnodes = 0;    ///< leaves sent
+  std::uint64_t elements = 0;  ///< elements sent
+  std::uint64_t bytes = 0;     ///< payload bytes sent
+  std::uint64_t messages = 0;  ///< messages sent
 
+  /// Adds another migration's counts.
   MigrationCounters& operator+=(const MigrationCounters& o) noexcept {
     hnodes += o.hnodes;
     elements += o.elements;

@@ -31,6 +31,7 @@ enum class Termination {
   nbx,  ///< data by MPI_Issend; a rank whose sends all completed joins an MPI_Ibarrier (O(log p))
 };
 
+/// Message merging (the buffer size b) and termination detection of a MergedExchange.
 struct MergeOptions {
   /// b: a partner's buffer leaves as one message once it holds b records; 0 = unbounded (one
   /// message per partner per phase). The papers found b = 50 best on their Ethernet cluster.
@@ -47,10 +48,14 @@ struct MergeOptions {
 /// data message to a partner (Termination::messages) is no extra message: termination_messages
 /// counts only messages sent just to terminate, and bytes count record bytes only.
 struct PhaseStats {
-  std::uint64_t messages_sent = 0, bytes_sent = 0, messages_received = 0, bytes_received = 0;
-  std::uint64_t termination_messages = 0;
-  double seconds = 0;  ///< from construction to the end of finish()
+  std::uint64_t messages_sent = 0;         ///< data messages sent
+  std::uint64_t bytes_sent = 0;            ///< record bytes sent
+  std::uint64_t messages_received = 0;     ///< data messages received
+  std::uint64_t bytes_received = 0;        ///< record bytes received
+  std::uint64_t termination_messages = 0;  ///< messages sent only to terminate
+  double seconds = 0;                      ///< from construction to the end of finish()
 
+  /// Adds another phase's counts and seconds.
   PhaseStats& operator+=(const PhaseStats& o) noexcept {
     messages_sent += o.messages_sent;
     bytes_sent += o.bytes_sent;
@@ -131,6 +136,7 @@ class MergedExchange {
   /// Appends to dest's buffer; a full buffer leaves at once (non-blocking). Records to this rank
   /// are delivered by the next poll() or finish() and are no message.
   void send(int dest, const T& value) { send(dest, std::span<const T>(&value, 1)); }
+  /// Appends several records to dest's buffer, as send(dest, value) for each.
   void send(int dest, std::span<const T> values) {
     if (finishing_)
       throw error("irregular::mpi::MergedExchange::send: finish() has begun on this engine");
@@ -235,6 +241,7 @@ class MergedExchange {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
 
+  /// What this rank did in the phase (seconds set by finish()).
   [[nodiscard]] const PhaseStats& stats() const noexcept { return stats_; }
 
  private:

@@ -69,8 +69,8 @@ inline void all_reduce_bitwise_or(const boost::mpi::communicator& comm,
   detail::all_reduce(comm, mine, all, MPI_BOR);
 }
 
-/// All-to-all of 64-bit words: `send[sdispl[r] .. + scount[r])` goes to rank r, rank r's words
-/// land at `recv[rdispl[r] .. + rcount[r])`. Collective over comm.
+/// All-to-all of 64-bit words: the `scount[r]` words at `send` + `sdispl[r]` go to rank r, and
+/// rank r's `rcount[r]` words land at `recv` + `rdispl[r]`. Collective over comm.
 inline void all_to_all_words(const boost::mpi::communicator& comm,
                              std::span<const std::uint64_t> send, std::span<const int> scount,
                              std::span<const int> sdispl, std::span<std::uint64_t> recv,
@@ -111,8 +111,11 @@ inline std::vector<std::uint64_t> receive_words(const boost::mpi::communicator& 
 class RequestSet {
  public:
   RequestSet() = default;
+  /// An empty set: the pending transfers stay with the original.
   RequestSet(const RequestSet&) noexcept {}
+  /// Keeps this set's own transfers: the pending ones stay with the original.
   RequestSet& operator=(const RequestSet&) noexcept { return *this; }
+  /// Takes over `o`'s pending transfers.
   RequestSet(RequestSet&& o) noexcept
       : requests_(std::move(o.requests_)), pending_min_(o.pending_min_) {
     o.requests_.clear();
@@ -131,7 +134,9 @@ class RequestSet {
     if (pending_min_ != MPI_REQUEST_NULL) MPI_Wait(&pending_min_, MPI_STATUS_IGNORE);
   }
 
+  /// Room for `n` transfers.
   void reserve(std::size_t n) { requests_.reserve(n); }
+  /// Number of transfers posted and not yet completed by wait_all().
   [[nodiscard]] std::size_t size() const noexcept { return requests_.size(); }
   /// Receives `bytes` bytes from `source` into `dst`.
   void receive(const boost::mpi::communicator& comm, void* dst, std::size_t bytes, int source,

@@ -31,9 +31,9 @@ namespace irregular::mpi {
 /// (this rank too, for its self-delivery).
 template <class T>
 struct Received {
-  std::vector<int> sources;
-  std::vector<std::size_t> offsets{0};  // sources.size() + 1 entries
-  std::vector<T> values;
+  std::vector<int> sources;             ///< ranks that sent, ascending
+  std::vector<std::size_t> offsets{0};  ///< sources.size() + 1 offsets into values
+  std::vector<T> values;                ///< what they sent, source after source
 
   /// Values that the i-th source sent.
   [[nodiscard]] std::span<const T> from_index(std::size_t i) const {
@@ -366,6 +366,7 @@ Received<T> sparse_exchange(const boost::mpi::communicator& comm, std::span<cons
       stats, irregular::detail::nbx_piece_bytes);
 }
 
+/// sparse_exchange over vectors. Collective over comm.
 template <class T>
 Received<T> sparse_exchange(const boost::mpi::communicator& comm, const std::vector<T>& values,
                             const std::vector<std::size_t>& offsets, int tag,

@@ -77,6 +77,7 @@ void pack(std::span<const T> values, std::vector<char>& out) {
   std::memcpy(out.data() + header_at + sizeof count, &payload, sizeof payload);
 }
 
+/// pack() of a vector.
 template <class T>
 void pack(const std::vector<T>& values, std::vector<char>& out) {
   pack(std::span<const T>(values), out);
@@ -142,6 +143,7 @@ std::size_t unpack(std::span<const char> in, std::vector<T>& out) {
 [[nodiscard]] inline std::size_t transport_buffers_held() {
   return irregular::detail::frame_pool_held();
 }
+/// Frees the buffers kept between exchanges (see transport_buffers_held()). Local.
 inline void release_transport_buffers() {
   std::vector<irregular::detail::FrameBuffer>().swap(irregular::detail::frame_pool());
 }

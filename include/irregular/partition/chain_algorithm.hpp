@@ -18,6 +18,7 @@
 
 namespace irregular::partition {
 
+/// The 1D chain partitioners (saule-bas-catalyurek §2.2), for a choice made at run time.
 enum class ChainAlgorithm {
   direct_cut,
   recursive_bisection,
@@ -26,9 +27,11 @@ enum class ChainAlgorithm {
   optimal_dp
 };
 
+/// The algorithms' names, in enum order.
 inline constexpr std::array<std::string_view, 5> chain_algorithm_names = {
     "direct_cut", "recursive_bisection", "nicol_plus", "probe_bisection", "optimal_dp"};
 
+/// The algorithm's name, which parse_chain_algorithm() reads back.
 [[nodiscard]] constexpr std::string_view to_string(ChainAlgorithm a) noexcept {
   return chain_algorithm_names[static_cast<std::size_t>(a)];
 }
@@ -42,6 +45,7 @@ inline constexpr std::array<std::string_view, 5> chain_algorithm_names = {
                          "probe_bisection or optimal_dp)");
 }
 
+/// The chain of prefix sums `ps` cut into p parts by `algo`.
 template <class T>
 [[nodiscard]] ChainPartition<wide_t<T>> partition_chain(ChainAlgorithm algo,
                                                         const PrefixSums<T>& ps, std::size_t p) {
@@ -60,6 +64,7 @@ template <class T>
   throw invalid_argument("irregular::partition::partition_chain: invalid ChainAlgorithm value");
 }
 
+/// `loads` cut into p parts by `algo`. Throws irregular::invalid_argument for p = 0 or a bad load.
 template <class T>
 [[nodiscard]] ChainPartition<wide_t<T>> partition_chain(ChainAlgorithm algo,
                                                         std::span<const T> loads, std::size_t p) {

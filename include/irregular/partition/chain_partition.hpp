@@ -24,6 +24,7 @@ struct ChainPartition {
   W bottleneck{};        ///< max part load (with capacities: max of load_k / capacity_k)
   double imbalance = 0;  ///< Lmax/Lavg - 1 (0 when the total is 0)
 
+  /// Number of parts p.
   [[nodiscard]] std::size_t parts() const noexcept { return loads.size(); }
 };
 

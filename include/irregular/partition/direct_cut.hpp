@@ -49,6 +49,7 @@ template <class T>
   return s;
 }
 
+/// DirectCut over existing prefix sums: Lmax <= Lavg + max task.
 template <class T>
 [[nodiscard]] ChainPartition<wide_t<T>> direct_cut(const PrefixSums<T>& ps, std::size_t p) {
   return make_chain_partition(direct_cut_separators(ps, p), ps);

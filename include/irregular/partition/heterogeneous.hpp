@@ -85,6 +85,8 @@ template <class T>
   return make_chain_partition(std::move(s), ps, capacities);
 }
 
+/// DirectCut with capacities over loads. Throws irregular::invalid_argument for empty,
+/// non-positive, infinite or NaN capacities and bad loads.
 template <class T>
 [[nodiscard]] ChainPartition<double> direct_cut(std::span<const T> loads,
                                                 std::span<const double> capacities) {
@@ -103,6 +105,8 @@ template <class T>
   return nicol_plus(PrefixSums<T>(loads), capacities);
 }
 
+/// The dynamic-programming optimum with capacities over loads (the oracle for nicol_plus).
+/// Throws irregular::invalid_argument as direct_cut does.
 template <class T>
 [[nodiscard]] ChainPartition<double> optimal_dp(std::span<const T> loads,
                                                 std::span<const double> capacities) {

@@ -14,6 +14,7 @@
 
 namespace irregular::partition {
 
+/// The optimal partition (Manne & Olstad's dynamic programming): the exact oracle.
 template <class T>
 [[nodiscard]] ChainPartition<wide_t<T>> optimal_dp(const PrefixSums<T>& ps, std::size_t p) {
   using W = wide_t<T>;

@@ -36,8 +36,10 @@ using wide_t = typename detail::wide_type<T>::type;
 template <class T>
 class PrefixSums {
  public:
+  /// The accumulator type of the sums.
   using value_type = wide_t<T>;
 
+  /// An empty chain (n = 0).
   PrefixSums() = default;
 
   /// Throws irregular::invalid_argument naming the index of a negative, NaN or infinite load,
@@ -71,6 +73,7 @@ class PrefixSums {
   [[nodiscard]] value_type interval(std::size_t i, std::size_t j) const noexcept {
     return sums_[j] - sums_[i];
   }
+  /// P[n]: the load of the whole chain.
   [[nodiscard]] value_type total() const noexcept { return sums_.back(); }
   /// The largest single load (0 for an empty chain); a lower bound of every bottleneck.
   [[nodiscard]] value_type max_load() const noexcept { return max_load_; }

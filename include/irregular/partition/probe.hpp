@@ -208,6 +208,8 @@ template <class T>
   return make_chain_partition(std::move(s), ps);
 }
 
+/// Exact bisection over probes of loads into p parts. Throws irregular::invalid_argument for
+/// p = 0 or a bad load.
 template <class T>
 [[nodiscard]] ChainPartition<wide_t<T>> probe_bisection(std::span<const T> loads, std::size_t p) {
   irregular::detail::check_parts(p, "irregular::partition::probe_bisection");

@@ -52,6 +52,8 @@ void bisect(std::span<const W> P, std::size_t a, std::size_t b, std::size_t firs
 }
 }  // namespace detail
 
+/// The p+1 separators of recursive bisection over existing prefix sums: each step splits the
+/// parts in half and the load in proportion.
 template <class T>
 [[nodiscard]] std::vector<std::size_t> recursive_bisection_separators(const PrefixSums<T>& ps,
                                                                       std::size_t p) {
@@ -62,6 +64,7 @@ template <class T>
   return s;
 }
 
+/// Recursive bisection over existing prefix sums.
 template <class T>
 [[nodiscard]] ChainPartition<wide_t<T>> recursive_bisection(const PrefixSums<T>& ps,
                                                             std::size_t p) {

@@ -22,9 +22,10 @@ namespace irregular::partition {
 /// messages (ordered pairs of processors between which some elements move) and the processors
 /// that receive anything.
 struct ArrangementCost {
-  std::uint64_t overlap = 0;
-  std::size_t messages = 0;
-  std::size_t receivers = 0;
+  std::uint64_t overlap = 0;  ///< elements that stay
+  std::size_t messages = 0;   ///< ordered processor pairs that exchange elements
+  std::size_t receivers = 0;  ///< processors that receive anything
+  /// Same three counts.
   friend bool operator==(const ArrangementCost&, const ArrangementCost&) = default;
 };
 
@@ -87,6 +88,8 @@ inline std::vector<std::uint64_t> proportional_sizes(std::uint64_t total,
 /// elements. The totals must agree.
 class Redistribution {
  public:
+  /// Throws irregular::invalid_argument unless there is one old and one new size per processor,
+  /// `old_order` is a permutation of them, and the totals agree.
   Redistribution(std::span<const int> old_order, std::span<const std::uint64_t> old_sizes,
                  std::span<const std::uint64_t> new_sizes)
       : new_(new_sizes.begin(), new_sizes.end()), old_order_(old_order.begin(), old_order.end()) {
@@ -111,11 +114,15 @@ class Redistribution {
     total_ = at;
   }
 
+  /// Number of processors p.
   [[nodiscard]] std::size_t processors() const noexcept { return new_.size(); }
+  /// Number of elements, old and new alike.
   [[nodiscard]] std::uint64_t total() const noexcept { return total_; }
+  /// Elements processor r is to hold.
   [[nodiscard]] std::uint64_t new_size(int r) const noexcept {
     return new_[static_cast<std::size_t>(r)];
   }
+  /// The old arrangement: processors in list order.
   [[nodiscard]] const std::vector<int>& old_order() const noexcept { return old_order_; }
   /// r's old interval [first, second) along the list.
   [[nodiscard]] std::pair<std::uint64_t, std::uint64_t> old_interval(int r) const noexcept {

@@ -303,6 +303,7 @@ Partition<D> hier_rb(const LoadGrid<T, D>& g, const Rect<D>& box, std::size_t P,
   irregular::detail::check_box<D>(box, g.extents(), "hier_rb");
   return irregular::detail::hier_heuristic(g, box, P, rule, false);
 }
+/// HIER-RB of the whole array.
 template <class T, int D>
 Partition<D> hier_rb(const LoadGrid<T, D>& g, std::size_t P, CutRule rule = CutRule::load) {
   return hier_rb(g, g.box(), P, rule);
@@ -318,6 +319,7 @@ Partition<D> hier_relaxed(const LoadGrid<T, D>& g, const Rect<D>& box, std::size
   irregular::detail::check_box<D>(box, g.extents(), "hier_relaxed");
   return irregular::detail::hier_heuristic(g, box, P, rule, true);
 }
+/// HIER-RELAXED of the whole array.
 template <class T, int D>
 Partition<D> hier_relaxed(const LoadGrid<T, D>& g, std::size_t P, CutRule rule = CutRule::load) {
   return hier_relaxed(g, g.box(), P, rule);
@@ -343,6 +345,7 @@ Partition<D> hier_opt(const LoadGrid<T, D>& g, const Rect<D>& box, std::size_t P
   }
   return opt.build();
 }
+/// HIER-OPT of the whole array.
 template <class T, int D>
 Partition<D> hier_opt(const LoadGrid<T, D>& g, std::size_t P) {
   return hier_opt(g, g.box(), P);

@@ -21,6 +21,8 @@ namespace irregular::rect {
 template <class T, int D>
 using Partitioner = std::function<Partition<D>(const LoadGrid<T, D>&, const Rect<D>&, std::size_t)>;
 
+/// How HYBRID (saule-bas-catalyurek §5) picks P', the parts of its first phase, and partitions
+/// each of them in the second.
 struct HybridOptions {
   /// Smallest P' tried (the user's time/quality trade-off: small P' means larger, slower phase-2
   /// problems and a more global optimisation). 0: 16.

@@ -162,6 +162,7 @@ Partition<2> jag_pq_opt_nicol(const LoadMatrix<T>& g, const Rect<2>& box, std::s
   return irregular::detail::oriented(
       g, o, [&](int a) { return irregular::detail::jag_m_alloc_oriented(g, box, q, a); });
 }
+/// JAG-PQ-OPT-NICOL of the whole matrix, P = p1 * p2 as grid_shape(P) gives.
 template <class T>
 Partition<2> jag_pq_opt_nicol(const LoadMatrix<T>& g, std::size_t P,
                               Orientation o = Orientation::best) {
@@ -179,6 +180,7 @@ Partition<2> jag_pq_opt_dp(const LoadMatrix<T>& g, const Rect<2>& box, std::size
   return irregular::detail::oriented(
       g, o, [&](int a) { return irregular::detail::jag_pq_opt_dp_oriented(g, box, p1, p2, a); });
 }
+/// JAG-PQ-OPT-DP of the whole matrix, P = p1 * p2 as grid_shape(P) gives.
 template <class T>
 Partition<2> jag_pq_opt_dp(const LoadMatrix<T>& g, std::size_t P,
                            Orientation o = Orientation::best) {
@@ -197,6 +199,7 @@ Partition<2> jag_m_heur(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t 
   return irregular::detail::oriented(
       g, o, [&](int a) { return irregular::detail::jag_m_heur_oriented(g, box, P, a, stripes); });
 }
+/// JAG-M-HEUR of the whole matrix.
 template <class T>
 Partition<2> jag_m_heur(const LoadMatrix<T>& g, std::size_t P, Orientation o = Orientation::best,
                         std::size_t stripes = 0) {
@@ -231,6 +234,7 @@ Partition<2> jag_m_heur_probe(const LoadMatrix<T>& g, const Rect<2>& box, std::s
                                                    irregular::detail::main_stripes(g, box, a, m));
   });
 }
+/// JAG-M-HEUR-PROBE of the whole matrix.
 template <class T>
 Partition<2> jag_m_heur_probe(const LoadMatrix<T>& g, std::size_t P,
                               Orientation o = Orientation::best, std::size_t stripes = 0) {
@@ -261,6 +265,7 @@ Partition<2> jag_m_opt(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t P
     return irregular::detail::jag_m_opt_oriented(g, box, P, a, max_load(g, seed));
   });
 }
+/// JAG-M-OPT of the whole matrix.
 template <class T>
 Partition<2> jag_m_opt(const LoadMatrix<T>& g, std::size_t P, Orientation o = Orientation::best) {
   return jag_m_opt(g, g.box(), P, o);
@@ -286,6 +291,7 @@ Partition<2> jag_m_opt_dp(const LoadMatrix<T>& g, const Rect<2>& box, std::size_
     return dp.build();
   });
 }
+/// JAG-M-OPT by the dynamic program, of the whole matrix.
 template <class T>
 Partition<2> jag_m_opt_dp(const LoadMatrix<T>& g, std::size_t P,
                           Orientation o = Orientation::best) {

@@ -186,6 +186,7 @@ Partition<3> jag_m_heur(const LoadVolume<T>& g, const Rect<3>& box, std::size_t 
   irregular::detail::check_box<3>(box, g.extents(), "jag_m_heur");
   return irregular::detail::jagged_nd_best(g, box, P, false);
 }
+/// 3D JAG-M-HEUR-BEST of the whole volume.
 template <class T>
 Partition<3> jag_m_heur(const LoadVolume<T>& g, std::size_t P) {
   return jag_m_heur(g, g.box(), P);
@@ -201,12 +202,14 @@ Partition<3> jag_m_heur_probe(const LoadVolume<T>& g, const Rect<3>& box, std::s
   irregular::detail::check_order<3>(order, "jag_m_heur_probe");
   return irregular::detail::jagged_nd(g, box, P, order, true);
 }
+/// 3D JAG-M-HEUR-PROBE, the best of the six dimension orders.
 template <class T>
 Partition<3> jag_m_heur_probe(const LoadVolume<T>& g, const Rect<3>& box, std::size_t P) {
   irregular::detail::check_part_count(P, "jag_m_heur_probe");
   irregular::detail::check_box<3>(box, g.extents(), "jag_m_heur_probe");
   return irregular::detail::jagged_nd_best(g, box, P, true);
 }
+/// 3D JAG-M-HEUR-PROBE of the whole volume.
 template <class T>
 Partition<3> jag_m_heur_probe(const LoadVolume<T>& g, std::size_t P) {
   return jag_m_heur_probe(g, g.box(), P);

@@ -22,9 +22,11 @@ template <class T>
 struct load_sum {
   static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>,
                 "irregular::rect: loads must be an arithmetic type");
+  /// The sum type.
   using type = std::conditional_t<std::is_floating_point_v<T>, double,
                                   std::conditional_t<(sizeof(T) <= 4), std::uint64_t, uint128_t>>;
 };
+/// The wide sum type of loads of type T.
 template <class T>
 using load_sum_t = typename load_sum<T>::type;
 
@@ -34,10 +36,14 @@ template <class T, int D>
 class LoadGrid {
  public:
   static_assert(D >= 1 && D <= 4, "irregular::rect::LoadGrid supports 1 to 4 dimensions");
+  /// The load type.
   using value_type = T;
+  /// The type of sums of loads.
   using sum_type = load_sum_t<T>;
+  /// Number of dimensions.
   static constexpr int dim = D;
 
+  /// An empty array.
   LoadGrid() = default;
 
   /// Takes `values` (row-major, size = product of extents). Throws irregular::invalid_argument
@@ -68,10 +74,15 @@ class LoadGrid {
     build_prefix();
   }
 
+  /// Cells along each dimension.
   [[nodiscard]] const std::array<std::size_t, D>& extents() const noexcept { return n_; }
+  /// Cells along dimension `d`.
   [[nodiscard]] std::size_t extent(int d) const noexcept { return n_[d]; }
+  /// Number of cells.
   [[nodiscard]] std::size_t cells() const noexcept { return values_.size(); }
+  /// The loads, row-major.
   [[nodiscard]] const std::vector<T>& values() const noexcept { return values_; }
+  /// The whole array as a box: [0, extents).
   [[nodiscard]] Rect<D> box() const noexcept {
     Rect<D> r;
     r.hi = n_;
@@ -112,6 +123,7 @@ class LoadGrid {
       return acc;
     }
   }
+  /// Load of the whole array.
   [[nodiscard]] sum_type total() const noexcept { return prefix_.back(); }
 
   /// Loads summed over every dimension but `d`: an array of extent(d) values.
@@ -135,6 +147,7 @@ class LoadGrid {
 
   /// Raw prefix sums: entry sum_d k_d * stride(d) holds the load of [0, k) (extents + 1 each).
   [[nodiscard]] const std::vector<sum_type>& prefix() const noexcept { return prefix_; }
+  /// Stride of dimension `d` in prefix().
   [[nodiscard]] std::size_t stride(int d) const noexcept { return stride_[d]; }
   /// 2D only: the prefix sums transposed (entry k1 * (n1 + 1) + k0), so that chains along
   /// dimension 0 are contiguous too; jagged -VER partitioners scan them.

@@ -132,6 +132,7 @@ LoadGrid<T, D> load_loads(std::istream& in) {
   return LoadGrid<T, D>(n, std::move(v));
 }
 
+/// Writes `g` to the file `path`. Throws irregular::error when it cannot be opened or written.
 template <class T, int D>
 void save_loads(const std::string& path, const LoadGrid<T, D>& g) {
   std::ofstream f(path);
@@ -139,6 +140,8 @@ void save_loads(const std::string& path, const LoadGrid<T, D>& g) {
   save_loads(f, g);
   if (!f) throw error("irregular::rect::save_loads: write failed for " + path);
 }
+/// Reads a load array from the file `path`. Throws irregular::error when it cannot be opened,
+/// irregular::parse_error (naming the file) when it is malformed.
 template <class T, int D>
 LoadGrid<T, D> load_loads(const std::string& path) {
   std::ifstream f(path);

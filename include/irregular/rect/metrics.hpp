@@ -70,6 +70,7 @@ void validate(const std::vector<Rect<D>>& parts, const Rect<D>& box) {
   }
 }
 
+/// Checks that the parts of `p` tile its box, as validate(parts, box).
 template <int D>
 void validate(const Partition<D>& p) {
   validate(p.parts, p.box);

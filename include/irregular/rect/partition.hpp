@@ -17,27 +17,32 @@ namespace irregular::rect {
 template <int D>
 struct Rect {
   static_assert(D >= 1 && D <= 4, "irregular::rect::Rect supports 1 to 4 dimensions");
-  std::array<std::size_t, D> lo{};
-  std::array<std::size_t, D> hi{};
+  std::array<std::size_t, D> lo{};  ///< first cell in each dimension
+  std::array<std::size_t, D> hi{};  ///< one past the last cell in each dimension
 
+  /// True if the box holds no cell.
   [[nodiscard]] constexpr bool empty() const noexcept {
     for (int d = 0; d < D; ++d)
       if (hi[d] <= lo[d]) return true;
     return false;
   }
+  /// Cells along dimension `d` (0 when empty there).
   [[nodiscard]] constexpr std::size_t extent(int d) const noexcept {
     return hi[d] > lo[d] ? hi[d] - lo[d] : 0;
   }
+  /// Number of cells.
   [[nodiscard]] constexpr std::size_t volume() const noexcept {
     std::size_t v = 1;
     for (int d = 0; d < D; ++d) v *= extent(d);
     return v;
   }
+  /// True if cell `c` lies in the box.
   [[nodiscard]] constexpr bool contains(const std::array<std::size_t, D>& c) const noexcept {
     for (int d = 0; d < D; ++d)
       if (c[d] < lo[d] || c[d] >= hi[d]) return false;
     return true;
   }
+  /// Same corners.
   friend constexpr bool operator==(const Rect&, const Rect&) = default;
 };
 
@@ -50,6 +55,7 @@ struct Rect {
 template <int D>
 class CutTree {
  public:
+  /// One node of the tree: a leaf (a part) or a split into consecutive slabs.
   struct Node {
     int dim = -1;              ///< split dimension; -1 for a leaf
     std::uint32_t first = 0;   ///< leaf: part index; internal: index of the first child node
@@ -60,8 +66,11 @@ class CutTree {
   /// A tree with a single leaf (part 0): the whole box.
   CutTree() : nodes_(1) {}
 
+  /// The nodes; node 0 is the root.
   [[nodiscard]] const std::vector<Node>& nodes() const noexcept { return nodes_; }
+  /// The slab boundaries of every internal node, back to back.
   [[nodiscard]] const std::vector<std::size_t>& bounds() const noexcept { return bounds_; }
+  /// Number of leaves (parts).
   [[nodiscard]] std::size_t leaf_count() const noexcept {
     std::size_t n = 0;
     for (const auto& v : nodes_) n += v.dim < 0 ? 1 : 0;
@@ -78,6 +87,7 @@ class CutTree {
     nodes_[node] = Node{dim, first, static_cast<std::uint32_t>(b.size() - 1), off};
     return first;
   }
+  /// Makes `node` a leaf for part `part`.
   void set_leaf(std::uint32_t node, std::uint32_t part) { nodes_[node] = Node{-1, part, 0, 0}; }
   /// Capacity for `nodes` nodes and `bounds` boundaries (avoids regrowth while building).
   void reserve(std::size_t nodes, std::size_t bounds) {
@@ -146,6 +156,7 @@ struct Partition {
   std::vector<Rect<D>> parts;  ///< part k is processor k
   CutTree<D> tree;             ///< leaves refer to indices in `parts`
 
+  /// Number of parts P.
   [[nodiscard]] std::size_t size() const noexcept { return parts.size(); }
   /// Part that owns `cell` (inside `box`), by descent of the cut tree.
   [[nodiscard]] std::size_t owner(const std::array<std::size_t, D>& cell) const noexcept {

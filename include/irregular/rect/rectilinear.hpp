@@ -85,6 +85,7 @@ Partition<2> rect_uniform(const LoadMatrix<T>& g, const Rect<2>& box, std::size_
   return irregular::detail::make_grid(box, cuts(box.lo[0], box.hi[0], p1),
                                       cuts(box.lo[1], box.hi[1], p2));
 }
+/// RECT-UNIFORM of the whole matrix, P = p1 * p2 as grid_shape(P) gives.
 template <class T>
 Partition<2> rect_uniform(const LoadMatrix<T>& g, std::size_t P) {
   irregular::detail::check_part_count(P, "rect_uniform");
@@ -116,6 +117,7 @@ Partition<2> rect_nicol(const LoadMatrix<T>& g, const Rect<2>& box, std::size_t 
   }
   return irregular::detail::make_grid(box, c0, c1);
 }
+/// RECT-NICOL of the whole matrix, P = p1 * p2 as grid_shape(P) gives.
 template <class T>
 Partition<2> rect_nicol(const LoadMatrix<T>& g, std::size_t P) {
   irregular::detail::check_part_count(P, "rect_nicol");

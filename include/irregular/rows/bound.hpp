@@ -30,10 +30,11 @@ namespace irregular::rows {
 /// leaves its two neighbours diagonally adjacent): D = m + 1, and 2m - 1 on a torus. An odd NS
 /// gains nothing over NS - 1 under this rule.
 struct NeighbourBound {
-  int ns = 2;
-  Stencil stencil = Stencil::four;
-  bool toroidal = false;
+  int ns = 2;                       ///< NS: most neighbours a part may have
+  Stencil stencil = Stencil::four;  ///< which grid cells interact
+  bool toroidal = false;            ///< neighbours count across the wrap
 
+  /// The adjacency the bound counts neighbours under.
   [[nodiscard]] constexpr Adjacency adjacency() const noexcept {
     return Adjacency::of(stencil, toroidal);
   }

@@ -18,10 +18,13 @@ struct Grid {
   std::size_t rows = 0;     ///< n
   std::size_t columns = 0;  ///< m
 
+  /// Number of cells n * m.
   [[nodiscard]] constexpr std::size_t cells() const noexcept { return rows * columns; }
+  /// The row of chain position `position`.
   [[nodiscard]] constexpr std::size_t row(std::size_t position) const noexcept {
     return position / columns;
   }
+  /// The column of chain position `position`.
   [[nodiscard]] constexpr std::size_t column(std::size_t position) const noexcept {
     return position % columns;
   }
@@ -39,10 +42,11 @@ struct Grid {
 /// The adjacency of grid cells: the stencil and the axes that wrap around. A toroidal domain
 /// wraps both; an ownership map may be periodic along one axis only.
 struct Adjacency {
-  Stencil stencil = Stencil::four;
-  bool wrap_columns = false;  ///< column m-1 touches column 0 (periodic along x)
-  bool wrap_rows = false;     ///< row n-1 touches row 0 (periodic along y)
+  Stencil stencil = Stencil::four;  ///< which cells interact
+  bool wrap_columns = false;        ///< column m-1 touches column 0 (periodic along x)
+  bool wrap_rows = false;           ///< row n-1 touches row 0 (periodic along y)
 
+  /// Stencil `s`, both axes wrapping when `toroidal`.
   [[nodiscard]] static constexpr Adjacency of(Stencil s, bool toroidal) noexcept {
     return {s, toroidal, toroidal};
   }

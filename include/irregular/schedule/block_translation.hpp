@@ -17,8 +17,9 @@ namespace irregular::schedule {
 
 /// Where a global index lives: its home rank and its local index there.
 struct Home {
-  int rank = 0;
-  std::int64_t local = 0;
+  int rank = 0;            ///< home rank
+  std::int64_t local = 0;  ///< local index there
+  /// Same rank and local index.
   friend bool operator==(const Home&, const Home&) = default;
 };
 
@@ -56,17 +57,23 @@ class BlockTranslation {
     return BlockTranslation(std::move(b));
   }
 
+  /// Number of blocks p.
   [[nodiscard]] int parts() const noexcept { return static_cast<int>(bounds_.size()) - 1; }
   /// n: the size of the whole index space.
   [[nodiscard]] std::int64_t size() const noexcept { return bounds_.back(); }
+  /// The p + 1 boundaries.
   [[nodiscard]] const std::vector<std::int64_t>& boundaries() const noexcept { return bounds_; }
+  /// First index of `rank`'s block.
   [[nodiscard]] std::int64_t begin(int rank) const noexcept {
     return bounds_[static_cast<std::size_t>(rank)];
   }
+  /// One past the last index of `rank`'s block.
   [[nodiscard]] std::int64_t end(int rank) const noexcept {
     return bounds_[static_cast<std::size_t>(rank) + 1];
   }
+  /// Number of indices `rank` holds.
   [[nodiscard]] std::int64_t count(int rank) const noexcept { return end(rank) - begin(rank); }
+  /// True if `g` lies in [0, n).
   [[nodiscard]] bool contains(std::int64_t g) const noexcept { return g >= 0 && g < size(); }
 
   /// Home rank of g (empty blocks never own anything). Precondition: contains(g).

@@ -19,9 +19,10 @@ namespace irregular::schedule {
 /// Compressed rows: the neighbours of vertex v are adjacency[offsets[v] .. offsets[v + 1]), in
 /// the order the loop visits them (Figure 8's indirection array ia is `adjacency`).
 struct Graph {
-  std::vector<std::int64_t> offsets{0};
-  std::vector<std::int64_t> adjacency;
+  std::vector<std::int64_t> offsets{0};  ///< vertices() + 1 row offsets into adjacency
+  std::vector<std::int64_t> adjacency;   ///< every row's neighbours, row after row
 
+  /// Number of vertices (rows).
   [[nodiscard]] std::int64_t vertices() const noexcept {
     return static_cast<std::int64_t>(offsets.size()) - 1;
   }
@@ -29,13 +30,16 @@ struct Graph {
   [[nodiscard]] std::int64_t entries() const noexcept {
     return static_cast<std::int64_t>(adjacency.size());
   }
+  /// Number of neighbours of `v`.
   [[nodiscard]] std::int64_t degree(std::int64_t v) const noexcept {
     return offsets[static_cast<std::size_t>(v) + 1] - offsets[static_cast<std::size_t>(v)];
   }
+  /// The neighbours of `v`, in visit order.
   [[nodiscard]] std::span<const std::int64_t> neighbours(std::int64_t v) const noexcept {
     const auto b = static_cast<std::size_t>(offsets[static_cast<std::size_t>(v)]);
     return {adjacency.data() + b, static_cast<std::size_t>(degree(v))};
   }
+  /// Same rows.
   friend bool operator==(const Graph&, const Graph&) = default;
 };
 

@@ -30,6 +30,7 @@ namespace irregular::schedule {
 /// The runtime twin: which ordering renumbers the vertices.
 enum class LocalityOrder { hilbert, morton, peano, rcb };
 
+/// The order's lower-case name.
 [[nodiscard]] constexpr std::string_view to_string(LocalityOrder o) noexcept {
   switch (o) {
     case LocalityOrder::hilbert:

@@ -29,8 +29,8 @@ enum class BalanceKind { face, full };
 /// Leaves as two parallel arrays (starts sorted, tiling the index range).
 template <class Index>
 struct LeafArrays {
-  std::vector<Index> starts;         ///< First finest index of each leaf, ascending.
-  std::vector<std::uint8_t> levels;  ///< Level of each leaf.
+  std::vector<Index> starts;         ///< first finest index of each leaf, ascending
+  std::vector<std::uint8_t> levels;  ///< level of each leaf
 };
 
 namespace detail {

@@ -29,8 +29,8 @@ namespace irregular {
 /// What HTree::rebuild_with changed: leaves of the old tree that were split (refined) and
 /// leaves of the new tree that replace several old leaves (pruned subtrees).
 struct RebuildStats {
-  std::size_t refined = 0;  ///< Old leaves that were split.
-  std::size_t pruned = 0;   ///< New leaves that replace several old ones.
+  std::size_t refined = 0;  ///< old leaves that were split
+  std::size_t pruned = 0;   ///< new leaves that replace several old ones
 };
 
 /// Linear H-Tree over curve C. Leaf i covers the finest indices [start(i), end(i)); the leaves

@@ -35,8 +35,8 @@ namespace refine {
 /// Split while the cell holds more than `k` elements and its level is below `level_limit`
 /// (-1: no limit other than the curve's max_level).
 struct MaxElements {
-  std::size_t k = 32;    ///< Most elements a leaf may hold.
-  int level_limit = -1;  ///< No split at or below this level; -1: only max_level stops.
+  std::size_t k = 32;    ///< most elements a leaf may hold
+  int level_limit = -1;  ///< no split at or below this level; -1: only max_level stops
 
   /// True if cell `c`, holding `count` elements, must split.
   template <int D>
@@ -52,7 +52,7 @@ struct MaxElements {
 
 /// Uniform refinement: split every cell above `level` (clamped to the curve's max_level).
 struct MaxLevel {
-  int level = 0;  ///< The level every leaf reaches.
+  int level = 0;  ///< the level every leaf reaches
 
   /// True if cell `c` lies above `level`.
   template <int D>

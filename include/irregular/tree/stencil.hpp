@@ -107,28 +107,28 @@ constexpr auto make_offsets() {
 template <int D, int R = 1>
 struct VonNeumann {
   static_assert(D >= 1 && R >= 1, "irregular::stencil::VonNeumann needs D >= 1 and R >= 1");
-  static constexpr int dim = D;  ///< Dimension of the cells it reads.
+  static constexpr int dim = D;  ///< dimension of the cells it reads
   /// The cells read, relative to the element's cell at its level.
   static constexpr auto offsets = detail::make_offsets<D, R, false>();
   /// The negated offsets: the cells that read this one.
   static constexpr auto inverse_offsets = irregular::detail::negate<D>(offsets);
-  static constexpr bool same_level = true;  ///< Reads leaves of its own level.
-  static constexpr bool coarser = true;     ///< Reads coarser leaves.
-  static constexpr bool finer = true;       ///< Reads finer leaves.
+  static constexpr bool same_level = true;  ///< reads leaves of its own level
+  static constexpr bool coarser = true;     ///< reads coarser leaves
+  static constexpr bool finer = true;       ///< reads finer leaves
 };
 
 /// Moore neighbourhood of radius R: offsets with 1 <= Linf norm <= R ((2R+1)^D - 1 cells).
 template <int D, int R = 1>
 struct Moore {
   static_assert(D >= 1 && R >= 1, "irregular::stencil::Moore needs D >= 1 and R >= 1");
-  static constexpr int dim = D;  ///< Dimension of the cells it reads.
+  static constexpr int dim = D;  ///< dimension of the cells it reads
   /// The cells read, relative to the element's cell at its level.
   static constexpr auto offsets = detail::make_offsets<D, R, true>();
   /// The negated offsets: the cells that read this one.
   static constexpr auto inverse_offsets = irregular::detail::negate<D>(offsets);
-  static constexpr bool same_level = true;  ///< Reads leaves of its own level.
-  static constexpr bool coarser = true;     ///< Reads coarser leaves.
-  static constexpr bool finer = true;       ///< Reads finer leaves.
+  static constexpr bool same_level = true;  ///< reads leaves of its own level
+  static constexpr bool coarser = true;     ///< reads coarser leaves
+  static constexpr bool finer = true;       ///< reads finer leaves
 };
 
 /// A user's compile-time offset list, e.g.
@@ -136,24 +136,24 @@ struct Moore {
 template <int D, std::array<int, static_cast<std::size_t>(D)>... Offs>
 struct Offsets {
   static_assert(sizeof...(Offs) >= 1, "irregular::stencil::Offsets needs at least one offset");
-  static constexpr int dim = D;  ///< Dimension of the cells it reads.
+  static constexpr int dim = D;  ///< dimension of the cells it reads
   /// The user's offsets, in the order given.
   static constexpr std::array<std::array<int, static_cast<std::size_t>(D)>, sizeof...(Offs)>
       offsets{Offs...};
   /// The negated offsets: the cells that read this one.
   static constexpr auto inverse_offsets = irregular::detail::negate<D>(offsets);
-  static constexpr bool same_level = true;  ///< Reads leaves of its own level.
-  static constexpr bool coarser = true;     ///< Reads coarser leaves.
-  static constexpr bool finer = true;       ///< Reads finer leaves.
+  static constexpr bool same_level = true;  ///< reads leaves of its own level
+  static constexpr bool coarser = true;     ///< reads coarser leaves
+  static constexpr bool finer = true;       ///< reads finer leaves
 };
 
 /// The inverse stencil: who needs me. Inverse<Inverse<S>> has the offsets of S.
 template <Stencil S>
 struct Inverse {
-  static constexpr int dim = S::dim;                   ///< The dimension of S.
+  static constexpr int dim = S::dim;                   ///< the dimension of S
   static constexpr auto offsets = S::inverse_offsets;  ///< S's inverse offsets.
   static constexpr auto inverse_offsets = S::offsets;  ///< S's offsets.
-  static constexpr bool same_level = S::same_level;    ///< As S.
+  static constexpr bool same_level = S::same_level;    ///< as S
   // Reading a coarser leaf means being read by a finer one, and vice versa.
   static constexpr bool coarser = S::finer;  ///< S reads finer leaves: they read this one, coarser.
   static constexpr bool finer = S::coarser;  ///< S reads coarser leaves: they read this one, finer.

@@ -96,15 +96,22 @@ struct SectionShares {
 /// Writes this rank's bytes of section `s` (its share given by `shares`) and returns the
 /// checksums of the blocks that start in its share (in block order; rank order concatenates
 /// them into the section's table). A block that reaches into later ranks' shares is completed
-/// with their first bytes, sent to this rank: one message per such rank. Collective over comm.
+/// with their first bytes, sent to this rank: one message per such rank. A write that fails is
+/// kept in `failed` (the first failure), never thrown midway, so every rank completes the same
+/// MPI calls; the caller agrees on it. Collective over comm.
 inline std::vector<std::uint64_t> write_section(mpi::File& file,
                                                 const boost::mpi::communicator& comm,
                                                 const Section& s, const SectionShares& shares,
                                                 std::span<const std::byte> mine,
-                                                std::uint64_t block_bytes, int tag) {
+                                                std::uint64_t block_bytes, int tag,
+                                                std::optional<std::string>& failed) {
   const int me = comm.rank(), p = comm.size();
   const std::uint64_t b = shares.begin[me], e = shares.begin[me + 1];
-  file.write_at_all(s.offset + b, mine);
+  try {
+    file.write_at_all(s.offset + b, mine);
+  } catch (const std::exception& x) {
+    if (!failed) failed = x.what();
+  }
   // My head belongs to the block that started before my share, at another rank.
   std::vector<boost::mpi::request> requests;
   const std::uint64_t head_end = std::min(e, (b / block_bytes + 1) * block_bytes);

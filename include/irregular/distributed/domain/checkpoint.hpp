@@ -28,6 +28,7 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <sstream>
 #include <string>
@@ -43,17 +44,17 @@ namespace irregular {
 /// What a checkpoint carries besides the domain.
 struct SaveOptions {
   /// Names the value type and its version (at most 63 characters); a load must give the same.
-  std::string type_tag;
+  std::string type_tag{};
   /// The application's own bytes (a step number, a random generator's state): rank 0's are
   /// written, and every rank receives them on load.
-  std::string user;
+  std::string user{};
   /// Bytes per checksum block: a corrupt block is found and named at this granularity.
   std::uint64_t block_bytes = std::uint64_t{1} << 20;
 };
 
 /// What a load checks and returns besides the domain.
 struct LoadOptions {
-  std::string type_tag;        ///< must equal the saved one
+  std::string type_tag{};      ///< must equal the saved one
   std::string* user = nullptr;  ///< receives the saved user bytes (on every rank)
 };
 
@@ -61,6 +62,9 @@ namespace checkpoint::detail {
 /// Test seam: called on every rank after each phase of a save ("records", "tables", "synced")
 /// when set. The crash-safety test kills a writer here.
 inline void (*after_phase)(const char* phase) = nullptr;
+/// Test seam: write the library's fields in the other byte order, as a machine of that order
+/// would (the conversion test reads such a file back).
+inline bool write_foreign_order = false;
 inline void reached(const char* phase) {
   if (after_phase) after_phase(phase);
 }
@@ -214,7 +218,8 @@ void save_core(Core& core, const std::string& path, checkpoint::Kind kind,
   const std::uint64_t rec = h.leaf_record_bytes();
   std::vector<std::byte> leaf_bytes(leaves.size() * rec);
   for (std::size_t i = 0; i < leaves.size(); ++i) {
-    ck::detail::Writer w(std::span<std::byte>(leaf_bytes).subspan(i * rec, rec));
+    ck::detail::Writer w(std::span<std::byte>(leaf_bytes).subspan(i * rec, rec),
+                         ck::detail::write_foreign_order);
     const I s = leaves.starts()[i];
     if constexpr (sizeof(I) == 16) {
       w.put(static_cast<std::uint64_t>(s));
@@ -246,34 +251,53 @@ void save_core(Core& core, const std::string& path, checkpoint::Kind kind,
     tmp = path + ".tmp-" + std::to_string(nonce);
   }
   boost::mpi::broadcast(comm, tmp, 0);
-  try {
+  // Collective steps never throw between their MPI calls: a local failure is kept and agreed
+  // once the step's collectives are done, so no rank waits for one that left.
+  std::optional<std::string> failed;
+  const auto keep = [&](auto&& f) {
+    if (failed) return;
+    try {
+      f();
+    } catch (const std::exception& e) {
+      failed = e.what();
+    }
+  };
+  const auto agree_step = [&](const char* phase) {
     ck::agree(comm, [&] {
-      mpi::File file(comm, tmp, mpi::File::Mode::create);
-      std::array<std::vector<std::uint64_t>, ck::section_count> sums;
-      sums[ck::leaves] =
-          ck::write_section(file, comm, h.sections[ck::leaves], leaf_shares, leaf_bytes,
-                            h.block_bytes, Core::tag_checkpoint);
-      sums[ck::records] = ck::write_section(file, comm, h.sections[ck::records], record_shares,
-                                            records, h.block_bytes, Core::tag_checkpoint);
-      const auto user_shares = ck::SectionShares::of(comm, me == 0 ? user.size() : 0);
-      sums[ck::user] = ck::write_section(
-          file, comm, h.sections[ck::user], user_shares,
-          me == 0 ? std::as_bytes(std::span<const char>(user)) : std::span<const std::byte>(),
-          h.block_bytes, Core::tag_checkpoint);
-      ck::detail::reached("records");
-      for (int s = 0; s < ck::section_count; ++s) {
-        const auto table = ck::gather_table(comm, sums[s]);
-        if (me != 0) continue;
-        const auto bytes = std::as_bytes(std::span<const std::uint64_t>(table));
-        h.sections[s].table_checksum = ck::checksum(bytes);
-        file.write_at(h.sections[s].table_offset, bytes);
-      }
-      if (me == 0) file.write_at(0, ck::encode(h));
-      ck::detail::reached("tables");
-      file.sync();
-      file.close();
-      ck::detail::reached("synced");
+      if (failed)
+        throw checkpoint_error("irregular checkpoint '" + path + "': " + *failed, me);
+      if (phase) ck::detail::reached(phase);
     });
+  };
+  try {
+    auto file = ck::agree(comm, [&] {
+      return std::optional<mpi::File>(std::in_place, comm, tmp, mpi::File::Mode::create);
+    });
+    std::array<std::vector<std::uint64_t>, ck::section_count> sums;
+    const auto user_shares = ck::SectionShares::of(comm, me == 0 ? user.size() : 0);
+    const std::array<const ck::SectionShares*, ck::section_count> shares{
+        &leaf_shares, &record_shares, &user_shares};
+    const std::array<std::span<const std::byte>, ck::section_count> mine{
+        std::span<const std::byte>(leaf_bytes), records,
+        me == 0 ? std::as_bytes(std::span<const char>(user)) : std::span<const std::byte>()};
+    for (int s = 0; s < ck::section_count; ++s)
+      sums[s] = ck::write_section(*file, comm, h.sections[s], *shares[s], mine[s], h.block_bytes,
+                                  Core::tag_checkpoint, failed);
+    agree_step("records");
+    for (int s = 0; s < ck::section_count; ++s) {
+      auto table = ck::gather_table(comm, sums[s]);
+      if (me != 0) continue;
+      if (ck::detail::write_foreign_order)
+        for (auto& v : table) v = ck::detail::swapped(v);
+      const auto bytes = std::as_bytes(std::span<const std::uint64_t>(table));
+      h.sections[s].table_checksum = ck::checksum(bytes);
+      keep([&] { file->write_at(h.sections[s].table_offset, bytes); });
+    }
+    if (me == 0) keep([&] { file->write_at(0, ck::encode(h, ck::detail::write_foreign_order)); });
+    agree_step("tables");
+    keep([&] { file->sync(); });
+    keep([&] { file->close(); });
+    agree_step("synced");
     // 4. The rename makes the new checkpoint the one at `path`, atomically.
     ck::agree(comm, [&] {
       if (me != 0) return;
@@ -490,10 +514,12 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
     rec_begin = first_record * sizeof(T);
     rec_end = rec_begin + count_mine * sizeof(T);
   }
-  auto rec_in = ck::agree(comm, [&] {
+  ck::agree(comm, [&] {
     if (rec_begin > rec_end || rec_end > h.sections[ck::records].bytes)
       throw checkpoint_error("irregular checkpoint '" + path + "': records beyond their section",
                              me, "records", -1, h.sections[ck::records].offset);
+  });
+  auto rec_in = ck::agree(comm, [&] {
     return ck::read_section(in.file, h, ck::records, tables[ck::records], rec_begin, rec_end,
                             path, me);
   });
@@ -524,13 +550,13 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
                                me, "records", -1, h.sections[ck::records].offset + rec_begin + at);
     }
   });
-  if (opt.user) {
-    const auto user_in = ck::agree(comm, [&] {
-      return ck::read_section(in.file, h, ck::user, tables[ck::user], 0,
-                              h.sections[ck::user].bytes, path, me);
-    });
+  // The user section is verified even when not asked for: every byte of the file is checked.
+  const auto user_in = ck::agree(comm, [&] {
+    return ck::read_section(in.file, h, ck::user, tables[ck::user], 0, h.sections[ck::user].bytes,
+                            path, me);
+  });
+  if (opt.user)
     opt.user->assign(reinterpret_cast<const char*>(user_in.bytes.data()), user_in.bytes.size());
-  }
   in.file.close();
   ck::agree(comm, [&] { core.store_.adopt(std::move(values), leaves); });  // user element_traits
   core.adopt(std::move(leaves), std::move(measured));

@@ -48,12 +48,14 @@ struct GhostOptions {
 /// then only the difference travels (creations and invalidations).
 template <SpaceFillingCurve C>
 struct ExtensionCache {
+  /// A leaf named by its start and level.
   using Key = detail::HnodeKey<typename C::index_type>;
+  /// One stencil offset.
   using Offset = std::array<int, static_cast<std::size_t>(C::dim)>;
   std::map<int, std::vector<Key>> told;   ///< partner -> own leaves sent to it (sorted)
   std::map<int, std::vector<Key>> heard;  ///< source -> its leaves that may read ours (sorted)
-  std::uint64_t generation = 0;
-  bool valid = false;
+  std::uint64_t generation = 0;           ///< the domain generation (tree and map) it was made at
+  bool valid = false;           ///< false until an extension fills it, and after an invalidation
   std::vector<Offset> offsets;  ///< the stencil it was made for (sorted)
   LevelRange readers{};         ///< and the reader levels
 
@@ -68,6 +70,7 @@ struct ExtensionCache {
       if (!std::binary_search(offsets.begin(), offsets.end(), Offset(o))) return false;
     return true;
   }
+  /// Records that the cache was just made under S for reader `levels` at generation `g`.
   template <Stencil S>
   void made_for(std::uint64_t g, LevelRange levels) {
     offsets.assign(S::offsets.begin(), S::offsets.end());
@@ -81,22 +84,22 @@ struct ExtensionCache {
 /// One tree of an informed-fault-prevention extension and the levels of its leaves that read.
 template <SpaceFillingCurve C>
 struct ExtensionTree {
-  const LocalLeaves<C>& leaves;
-  LevelRange readers{};
+  const LocalLeaves<C>& leaves;  ///< the tree's local leaves
+  LevelRange readers{};          ///< levels of its leaves that read
 };
 
 /// Everything a strategy reads. Tags tag .. tag+2 are the strategy's.
 template <SpaceFillingCurve C, OwnershipMap M>
 struct CollectionInput {
-  const boost::mpi::communicator& comm;
-  const LocalLeaves<C>& leaves;
-  const M& map;
-  Periodicity<C::dim> periodic;
-  GhostOptions options;
-  std::uint64_t generation;
-  ExtensionCache<C>& extension;
-  int tag;
-  const RawPayload* payload = nullptr;  ///< values to ship with the records (none: records only)
+  const boost::mpi::communicator& comm;  ///< the ranks that collect together
+  const LocalLeaves<C>& leaves;          ///< this rank's leaves
+  const M& map;                          ///< the ownership map in force
+  Periodicity<C::dim> periodic;          ///< which axes wrap around
+  GhostOptions options;                  ///< levels, contact and merging of this collection
+  std::uint64_t generation;              ///< the domain generation, for the extension cache
+  ExtensionCache<C>& extension;          ///< informed fault prevention's cache, updated in place
+  int tag;                               ///< first of the three message tags the strategy may use
+  const RawPayload* payload = nullptr;   ///< values to ship with the records (none: records only)
 };
 
 /// A remote-data collection strategy: `name()` and

@@ -104,7 +104,11 @@ void touching_coarse_readers(const Cell<C::dim>& cell, const LevelRange& readers
 
 }  // namespace detail
 
+/// Fault prevention (baiardi-collecting-remote-data §3.2): each owner applies the inverse stencil
+/// to its leaves and sends, unasked, every leaf another rank may read. Safe and approximate: the
+/// surplus arrives as useless leaves.
 struct FaultPrevention {
+  /// The strategy's name in reports.
   [[nodiscard]] static constexpr const char* name() noexcept { return "fault prevention"; }
   static constexpr bool ships_values = true;  ///< takes CollectionInput::payload
 

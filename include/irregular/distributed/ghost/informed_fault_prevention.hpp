@@ -56,7 +56,11 @@ struct Told<C, true> {
 };
 }  // namespace detail
 
+/// Informed fault prevention (baiardi-collecting-remote-data §3.3): an extension phase tells each
+/// neighbour the boundary leaves that may read its data, then each owner sends exactly the leaves
+/// those readers read. The extension is cached until the tree, the stencil or the readers change.
 struct InformedFaultPrevention {
+  /// The strategy's name in reports.
   [[nodiscard]] static constexpr const char* name() noexcept { return "informed fault prevention"; }
   static constexpr bool ships_values = true;  ///< takes CollectionInput::payload
 

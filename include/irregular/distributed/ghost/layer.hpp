@@ -35,25 +35,31 @@ namespace irregular {
 /// The leaf levels a collection gathers: ghosts whose level lies in [min, max]
 /// (a multigrid operator on one level collects that level only).
 struct LevelRange {
-  int min = 0;
-  int max = INT_MAX;
+  int min = 0;        ///< lowest level gathered
+  int max = INT_MAX;  ///< highest level gathered
+  /// True if `level` lies in [min, max].
   [[nodiscard]] constexpr bool contains(int level) const noexcept {
     return level >= min && level <= max;
   }
+  /// Every level.
   [[nodiscard]] static constexpr LevelRange all() noexcept { return {}; }
+  /// One level.
   [[nodiscard]] static constexpr LevelRange only(int level) noexcept { return {level, level}; }
+  /// Same bounds.
   friend constexpr bool operator==(const LevelRange&, const LevelRange&) = default;
 };
 
 /// Messages and bytes this rank sent in one phase of a collection (self-delivery not counted).
 struct GhostPhase {
-  std::uint64_t messages = 0;
-  std::uint64_t bytes = 0;
+  std::uint64_t messages = 0;  ///< messages sent
+  std::uint64_t bytes = 0;     ///< bytes sent
+  /// Adds another phase's messages and bytes.
   GhostPhase& operator+=(const GhostPhase& o) noexcept {
     messages += o.messages;
     bytes += o.bytes;
     return *this;
   }
+  /// Same messages and bytes.
   friend bool operator==(const GhostPhase&, const GhostPhase&) = default;
 };
 
@@ -75,9 +81,11 @@ struct GhostStats {
   [[nodiscard]] std::uint64_t messages() const noexcept {
     return extension.messages + prevention.messages + request.messages + answer.messages;
   }
+  /// Collection bytes (extension, prevention, request, answer), values excluded.
   [[nodiscard]] std::uint64_t bytes() const noexcept {
     return extension.bytes + prevention.bytes + request.bytes + answer.bytes;
   }
+  /// Every counter equal.
   friend bool operator==(const GhostStats&, const GhostStats&) = default;
 };
 
@@ -109,45 +117,57 @@ inline GhostStats all_reduce_sum(const boost::mpi::communicator& comm, const Gho
 template <SpaceFillingCurve C>
 class GhostLayer : public LinearLeaves<C> {
  public:
+  /// The curve that orders the ghost leaves.
   using curve_type = C;
+  /// The curve's index type.
   using index_type = typename C::index_type;
 
   /// One ghost leaf as an owner announces it: its space and its element count, in 16 bytes
   /// for 64-bit indices (the level rides in the top byte of the count).
   struct Record {
-    index_type start;
-    std::uint64_t count_level;
+    index_type start;           ///< the ghost leaf's first finest index
+    std::uint64_t count_level;  ///< element count in the low 56 bits, level in the top byte
+    /// An empty record (for receive buffers).
     Record() = default;
+    /// The record of a leaf starting at `s`, of `level`, holding `count` (< 2^56) elements.
     Record(index_type s, std::uint64_t count, int level)
         : start(s), count_level(count | (static_cast<std::uint64_t>(level) << 56)) {
       IRREGULAR_ASSERT(count < (std::uint64_t{1} << 56));
     }
+    /// The leaf's element count.
     [[nodiscard]] std::uint64_t count() const noexcept {
       return count_level & ((std::uint64_t{1} << 56) - 1);
     }
+    /// The leaf's level.
     [[nodiscard]] int level() const noexcept { return static_cast<int>(count_level >> 56); }
   };
 
   // ---- the ghost leaves: LinearLeaves (size, starts, levels, cell, interval, find), and -------
+  /// The element count of each ghost leaf, aligned with starts().
   [[nodiscard]] std::span<const std::uint64_t> counts() const noexcept { return counts_; }
   /// The rank that owns ghost g.
   [[nodiscard]] std::span<const int> owners() const noexcept { return owners_; }
 
   /// Whether a collection made this layer; `generation()` is the domain generation it is valid for.
   [[nodiscard]] bool collected() const noexcept { return collected_; }
+  /// The domain generation this layer is valid for.
   [[nodiscard]] std::uint64_t generation() const noexcept { return generation_; }
+  /// What the collection that made this layer cost on this rank.
   [[nodiscard]] const GhostStats& stats() const noexcept { return stats_; }
+  /// The same, writable (later fills add their value messages).
   GhostStats& stats() noexcept { return stats_; }
 
   // ---- the schedule --------------------------------------------------------------------------
   /// Partners this rank sends to, and the local leaves each gets (ascending).
   [[nodiscard]] std::span<const int> send_ranks() const noexcept { return send_ranks_; }
+  /// The local leaves sent to send_ranks()[k], ascending.
   [[nodiscard]] std::span<const std::size_t> send_leaves(std::size_t k) const noexcept {
     return std::span<const std::size_t>(send_leaves_)
         .subspan(send_offsets_[k], send_offsets_[k + 1] - send_offsets_[k]);
   }
   /// Owners this rank receives from, and the ghosts each fills, in the owner's send order.
   [[nodiscard]] std::span<const int> recv_ranks() const noexcept { return recv_ranks_; }
+  /// The ghosts recv_ranks()[k] fills, in that owner's send order.
   [[nodiscard]] std::span<const std::size_t> recv_ghosts(std::size_t k) const noexcept {
     return std::span<const std::size_t>(recv_ghosts_)
         .subspan(recv_offsets_[k], recv_offsets_[k + 1] - recv_offsets_[k]);

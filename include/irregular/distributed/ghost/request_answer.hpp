@@ -29,7 +29,11 @@ struct Request {
 };
 }  // namespace detail
 
+/// Request/answer, the papers' fault handling (baiardi-collecting-remote-data §3.1): a rank asks
+/// the holders the map names for every stencil space its leaves do not cover; each holder answers
+/// with its leaves there. Two messages per round and partner: the baseline.
 struct RequestAnswer {
+  /// The strategy's name in reports.
   [[nodiscard]] static constexpr const char* name() noexcept { return "request/answer"; }
   static constexpr bool ships_values = true;  ///< takes CollectionInput::payload
 

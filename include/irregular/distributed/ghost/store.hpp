@@ -29,15 +29,15 @@ namespace irregular {
 
 /// The neighbours of one local leaf by id: local leaf ids and ghost ids.
 struct LeafNeighbours {
-  std::vector<std::size_t> local;
-  std::vector<std::size_t> ghost;
+  std::vector<std::size_t> local;  ///< neighbouring local leaf ids
+  std::vector<std::size_t> ghost;  ///< neighbouring ghost ids
 };
 
 /// Local values of a per-leaf payload: leaf i's are values[offsets[i] .. offsets[i+1]).
 template <class T>
 struct LeafPayload {
-  std::span<const T> values;
-  std::span<const std::size_t> offsets;
+  std::span<const T> values;             ///< every local leaf's values, leaf after leaf
+  std::span<const std::size_t> offsets;  ///< size() + 1 offsets into values.
 };
 
 /// The ghost layer with the ghost copies of a payload of T. `PerLeaf`: one value per leaf (cell
@@ -48,13 +48,13 @@ class GhostStore {
   /// Everything a collection reads about the tree, for one call.
   template <OwnershipMap M>
   struct Tree {
-    const boost::mpi::communicator& comm;
-    const LocalLeaves<C>& leaves;
-    const M& map;
-    Periodicity<C::dim> periodic;
-    std::uint64_t generation;  ///< 0: not built
-    int tag;                   ///< tags tag .. tag+4 are the store's
-    const char* who;           ///< the public entry point, for messages
+    const boost::mpi::communicator& comm;  ///< the ranks that collect together
+    const LocalLeaves<C>& leaves;          ///< this rank's leaves
+    const M& map;                          ///< the ownership map in force
+    Periodicity<C::dim> periodic;          ///< which axes wrap around
+    std::uint64_t generation;              ///< 0: not built
+    int tag;                               ///< tags tag .. tag+4 are the store's
+    const char* who;                       ///< the public entry point, for messages
     /// Another store's extension cache, to share: informed fault prevention on the same tree
     /// under a stencil it covers then sends no extension of its own.
     ExtensionCache<C>* extension = nullptr;
@@ -178,21 +178,27 @@ class GhostStore {
                             out.ghost);
   }
 
+  /// The ghost leaves and the schedule that fills them.
   [[nodiscard]] const GhostLayer<C>& layer() const noexcept { return layer_; }
   /// What informed fault prevention told and heard, for Tree::extension of another store.
   [[nodiscard]] ExtensionCache<C>& extension() noexcept { return extension_; }
+  /// All ghost copies, ghost after ghost.
   [[nodiscard]] std::span<T> values() noexcept { return values_; }
+  /// All ghost copies, ghost after ghost.
   [[nodiscard]] std::span<const T> values() const noexcept { return values_; }
   /// Ghost g's copies.
   [[nodiscard]] std::span<const T> of(std::size_t g) const noexcept {
     return std::span<const T>(values_).subspan(offsets_[g], offsets_[g + 1] - offsets_[g]);
   }
+  /// Ghost g's copies, writable.
   [[nodiscard]] std::span<T> of(std::size_t g) noexcept {
     return std::span<T>(values_).subspan(offsets_[g], offsets_[g + 1] - offsets_[g]);
   }
+  /// True if a collection made the layer for domain generation `generation`.
   [[nodiscard]] bool current(std::uint64_t generation) const noexcept {
     return layer_.collected() && layer_.generation() == generation;
   }
+  /// Forgets the layer and the copies.
   void clear() {
     layer_ = GhostLayer<C>{};
     values_.clear();

@@ -35,6 +35,7 @@ class ByName {
         "\"; known: RA (request/answer), FP (fault prevention), IFP (informed fault prevention)");
   }
   static constexpr bool ships_values = true;  ///< every alternative takes CollectionInput::payload
+  /// The chosen strategy's name in reports.
   [[nodiscard]] const char* name() const noexcept {
     return std::visit([](const auto& s) { return s.name(); }, strategy_);
   }

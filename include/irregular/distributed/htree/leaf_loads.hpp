@@ -29,8 +29,10 @@ namespace irregular {
 template <SpaceFillingCurve C, class Metric>
 class LeafLoads {
  public:
+  /// True for a measured metric (load::Measured): loads are timed seconds.
   static constexpr bool is_measured = detail::MeasuredMetric<Metric>;
 
+  /// One load per local leaf, in leaf order.
   [[nodiscard]] std::span<const double> values() const noexcept { return loads_; }
   /// Maps the headroom's pages now (DomainOptions::resident_headroom).
   void touch_headroom() noexcept { loads_.touch_room(); }

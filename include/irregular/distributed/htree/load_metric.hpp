@@ -22,6 +22,7 @@ namespace load {
 
 /// (i) Every hnode costs the same (adaptive multigrid squares, baiardi-2001 §5.1).
 struct Constant {
+  /// Load 1 for every leaf.
   template <int D>
   constexpr double operator()(const Cell<D>&, std::size_t) const noexcept {
     return 1.0;
@@ -30,6 +31,7 @@ struct Constant {
 
 /// (ii) A static weight: the element count (particle codes whose cost grows with the elements).
 struct ElementCount {
+  /// The leaf's element count.
   template <int D>
   constexpr double operator()(const Cell<D>&, std::size_t count) const noexcept {
     return static_cast<double>(count);
@@ -39,12 +41,14 @@ struct ElementCount {
 /// (ii) A static weight given by the user: w(cell, count) -> double (non-negative, finite).
 template <class F>
 struct Weighted {
-  F weight;
+  F weight;  ///< the user's w(cell, count)
+  /// weight(c, count).
   template <int D>
   double operator()(const Cell<D>& c, std::size_t count) const {
     return static_cast<double>(weight(c, count));
   }
 };
+/// A Weighted metric from w(cell, count).
 template <class F>
 Weighted<F> weighted(F f) {
   return Weighted<F>{std::move(f)};
@@ -55,13 +59,16 @@ Weighted<F> weighted(F f) {
 /// the (cell, count) form, the element count, serves code that has no elements at hand.
 template <class F>
 struct PerElement {
+  /// Marks the metric as per element: the domain sums weight(element) itself.
   static constexpr bool per_element = true;
-  F weight;
+  F weight;  ///< the user's weight(element)
+  /// The element count, for code without the elements at hand.
   template <int D>
   constexpr double operator()(const Cell<D>&, std::size_t count) const noexcept {
     return static_cast<double>(count);
   }
 };
+/// A PerElement metric from weight(element).
 template <class F>
 PerElement<F> per_element(F f) {
   return PerElement<F>{std::move(f)};
@@ -71,7 +78,9 @@ PerElement<F> per_element(F f) {
 /// before the first measurement a leaf is estimated by its element count (scaled to seconds by
 /// the rank's measured seconds per element once any leaf has been timed).
 struct Measured {
+  /// Marks the metric as measured: timed seconds replace the estimate.
   static constexpr bool measured = true;
+  /// The estimate before any timing: the element count.
   template <int D>
   constexpr double operator()(const Cell<D>&, std::size_t count) const noexcept {
     return static_cast<double>(count);
@@ -94,10 +103,12 @@ concept PerElementMetric = requires {
 /// Adds the seconds between construction and destruction to a counter (one leaf's load).
 class ScopedTimer {
  public:
+  /// Starts timing; the seconds go to `sink` when the timer is destroyed.
   explicit ScopedTimer(double& sink) noexcept
       : sink_(&sink), t0_(std::chrono::steady_clock::now()) {}
   ScopedTimer(const ScopedTimer&) = delete;
   ScopedTimer& operator=(const ScopedTimer&) = delete;
+  /// Takes over `o`'s timing; `o` then adds nothing.
   ScopedTimer(ScopedTimer&& o) noexcept : sink_(std::exchange(o.sink_, nullptr)), t0_(o.t0_) {}
   ScopedTimer& operator=(ScopedTimer&&) = delete;
   ~ScopedTimer() {

@@ -39,13 +39,17 @@ class LocalLeaves : public LinearLeaves<C, detail::SpliceVector> {
   using Leaves = LinearLeaves<C, detail::SpliceVector>;
 
  public:
+  /// The column of element counts, one per leaf.
   using counts_type = detail::SpliceVector<std::uint64_t>;
 
+  /// The global element count of each leaf, aligned with starts().
   [[nodiscard]] std::span<const std::uint64_t> counts() const noexcept { return counts_; }
+  /// Removes every leaf.
   void clear() noexcept {
     Leaves::clear();
     counts_.clear();
   }
+  /// Reserves room for `n` leaves in the three columns.
   void reserve(std::size_t n) {
     Leaves::reserve(n);
     counts_.reserve(n);
@@ -66,6 +70,7 @@ class LocalLeaves : public LinearLeaves<C, detail::SpliceVector> {
       counts.touch_room();
     });
   }
+  /// Appends a leaf after the last one, with its element count.
   void push_back(typename C::index_type s, int level, std::uint64_t count) {
     Leaves::push_back(s, level);
     counts_.push_back(count);

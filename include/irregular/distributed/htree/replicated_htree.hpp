@@ -16,20 +16,26 @@
 
 namespace irregular {
 
+/// The replicated H-Tree (baiardi-2001 §2-3): the hnodes from the root down to every rank's
+/// private root, each private root with its owner. Built from a SegmentMap's splitters alone, so
+/// every rank holds the same one.
 template <SpaceFillingCurve C>
 class ReplicatedHTree {
  public:
+  /// The curve's index type.
   using index_type = typename C::index_type;
+  /// Dimension of the cells.
   static constexpr int dim = C::dim;
 
   /// One replicated hnode: its space, its curve interval and its owner (-1 when its space is
   /// split among ranks, i.e. it is an internal node of the replicated tree).
   struct Hnode {
-    Cell<dim> cell;
-    IndexInterval<index_type> interval;
-    int owner;
+    Cell<dim> cell;                      ///< the hnode's cell
+    IndexInterval<index_type> interval;  ///< its finest curve indices
+    int owner;  ///< the rank whose private root it is, or -1 for an internal hnode
   };
 
+  /// The replicated tree of the segments of `map`.
   explicit ReplicatedHTree(const SegmentMap<C>& map) {
     for (int r = 0; r < map.parts(); ++r)
       for (const auto& root : map.private_roots(r)) {
@@ -54,6 +60,7 @@ class ReplicatedHTree {
   [[nodiscard]] std::span<const Hnode> leaves() const noexcept { return leaves_; }
   /// The hnodes above the private roots (owner -1), in curve order.
   [[nodiscard]] std::span<const Hnode> internal() const noexcept { return internal_; }
+  /// Number of hnodes: private roots plus internal hnodes.
   [[nodiscard]] std::size_t size() const noexcept { return leaves_.size() + internal_.size(); }
 
   /// The replicated leaf (private root) containing finest index i: O(log size).

@@ -52,9 +52,9 @@ namespace irregular {
 /// What the splitter selection of sample_sort cost this rank: all_reduce rounds and the 64-bit
 /// values this rank contributed to them (every rank contributes the same). `bytes` = 8·values.
 struct SplitterStats {
-  std::uint64_t rounds = 0;
-  std::uint64_t values = 0;
-  std::uint64_t bytes = 0;
+  std::uint64_t rounds = 0;  ///< all_reduce rounds.
+  std::uint64_t values = 0;  ///< 64-bit values this rank contributed to them
+  std::uint64_t bytes = 0;   ///< 8 · values
 };
 
 namespace detail {

@@ -29,11 +29,17 @@
 
 namespace irregular {
 
+/// The ownership map of the rectangular partitioners (saule-bas-catalyurek §3-5): one rectangle
+/// of grid cells per rank, found by cut-tree descent, plus the coarse leaves held whole across
+/// rectangles.
 template <SpaceFillingCurve C>
 requires(C::dim == 2 || C::dim == 3) class RectangleMap {
  public:
+  /// The curve whose indices the map answers for.
   using curve_type = C;
+  /// The curve's index type.
   using index_type = typename C::index_type;
+  /// Dimension of the cells (2 or 3).
   static constexpr int dim = C::dim;
   /// Parts are rectangles of grid cells, not curve intervals.
   static constexpr bool contiguous_segments = false;
@@ -64,8 +70,11 @@ requires(C::dim == 2 || C::dim == 3) class RectangleMap {
     if (partition_.parts.empty()) throw invalid_argument("irregular::RectangleMap: no parts");
   }
 
+  /// Number of parts (ranks) p.
   [[nodiscard]] int parts() const noexcept { return static_cast<int>(partition_.parts.size()); }
+  /// The level of the grid cells.
   [[nodiscard]] int level() const noexcept { return level_; }
+  /// The rectangles, one per rank, over the grid.
   [[nodiscard]] const rect::Partition<dim>& partition() const noexcept { return partition_; }
   /// The whole-held cells, sorted by curve position (disjoint).
   [[nodiscard]] const std::vector<WholeHeld>& exceptions() const noexcept { return exceptions_; }

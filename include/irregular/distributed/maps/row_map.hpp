@@ -33,11 +33,17 @@
 
 namespace irregular {
 
+/// The ownership map of bounded neighbours (baiardi-bounded-neighbours §3-4): the grid of cells
+/// at one level, linearized row-major, cut into one run of cells per rank (owner by binary search
+/// on the p+1 cuts), plus the coarse leaves held whole across runs.
 template <SpaceFillingCurve C>
 requires(C::dim == 2) class RowMap {
  public:
+  /// The curve whose indices the map answers for.
   using curve_type = C;
+  /// The curve's index type.
   using index_type = typename C::index_type;
+  /// Dimension of the cells: rows are 2D.
   static constexpr int dim = 2;
   /// Parts are runs of row-major grid cells, not curve intervals.
   static constexpr bool contiguous_segments = false;
@@ -73,7 +79,9 @@ requires(C::dim == 2) class RowMap {
         throw invalid_argument("irregular::RowMap: the cuts decrease at " + std::to_string(k));
   }
 
+  /// Number of parts (ranks) p.
   [[nodiscard]] int parts() const noexcept { return static_cast<int>(cuts_.size()) - 1; }
+  /// The level of the grid cells.
   [[nodiscard]] int level() const noexcept { return level_; }
   /// The row grid (n x n cells at level()).
   [[nodiscard]] rows::Grid grid() const noexcept {

@@ -24,11 +24,17 @@
 
 namespace irregular {
 
+/// The ownership map of SFC blocking (baiardi-2001 §3, the range property): p+1 splitters over
+/// the curve, rank r owns the segment [splitter_r, splitter_{r+1}). O(p) replicated state; owner
+/// lookups are binary searches, with no communication.
 template <SpaceFillingCurve C>
 class SegmentMap {
  public:
+  /// The curve whose indices the map answers for.
   using curve_type = C;
+  /// The curve's index type.
   using index_type = typename C::index_type;
+  /// Dimension of the cells.
   static constexpr int dim = C::dim;
   /// Each part is one curve interval (a segment).
   static constexpr bool contiguous_segments = true;
@@ -55,8 +61,11 @@ class SegmentMap {
           "the domain end, one more than the number of parts");
   }
 
+  /// Number of parts (ranks) p.
   [[nodiscard]] int parts() const noexcept { return static_cast<int>(splitters_.size()) - 1; }
+  /// The p+1 splitters, from 0 to domain_end().
   [[nodiscard]] const std::vector<index_type>& splitters() const noexcept { return splitters_; }
+  /// The segment of `rank`: [splitter_rank, splitter_rank+1).
   [[nodiscard]] IndexInterval<index_type> segment(int rank) const noexcept {
     return {splitters_[static_cast<std::size_t>(rank)],
             splitters_[static_cast<std::size_t>(rank) + 1]};
@@ -83,6 +92,7 @@ class SegmentMap {
         r.push_back(k);
     return r;
   }
+  /// Ranks whose non-empty segments meet cell `c`.
   [[nodiscard]] std::vector<int> owners(const Cell<dim>& c) const {
     return owners(curve::hnode_interval<C>(c));
   }

@@ -45,10 +45,11 @@ enum class BlockingCut { optimal, greedy };
 /// A cut of the global chain: separators as global leaf positions, p+1 values from 0 to n
 /// (replicated), and the segment loads.
 struct ChainCut {
-  std::vector<std::uint64_t> separators;
-  std::vector<double> loads;
-  double bottleneck = 0;
+  std::vector<std::uint64_t> separators;  ///< p+1 global leaf positions, 0 to n (replicated)
+  std::vector<double> loads;              ///< load of each segment
+  double bottleneck = 0;                  ///< the largest segment load
   std::uint64_t first = 0;  ///< this rank's first leaf as a global position (not replicated)
+  /// Lmax / Lavg - 1 (saule-bas-catalyurek §2); 0 when the total load is 0.
   [[nodiscard]] double imbalance() const {
     double total = 0;
     for (double l : loads) total += l;

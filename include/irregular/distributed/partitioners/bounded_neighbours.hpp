@@ -50,20 +50,23 @@ enum class CutsChecking {
 /// `trade_off` holds the paper's P and V: a rebalance keeps the current map when balancing
 /// would not pay (§4.1). A build always partitions.
 struct BoundedNeighbours {
-  int ns = 2;
-  int level = -1;
-  rows::Stencil stencil = rows::Stencil::four;
-  bool toroidal = false;
-  CutsChecking checking = CutsChecking::greedy;
-  rows::TradeOff trade_off{};
-  std::uint64_t cells_per_part = 16;
+  int ns = 2;                                   ///< NS: most neighbours a run may have (>= 2)
+  int level = -1;                               ///< level of the grid cells; -1: automatic
+  rows::Stencil stencil = rows::Stencil::four;  ///< which grid cells interact: 4 or 8 neighbours
+  bool toroidal = false;  ///< neighbours count across the wrap of a toroidal domain
+  CutsChecking checking = CutsChecking::greedy;  ///< how the cuts are computed and made legal
+  rows::TradeOff trade_off{};         ///< P and V: when a rebalance keeps the current map (§4.1)
+  std::uint64_t cells_per_part = 16;  ///< automatic level: at least this many grid cells per part
   std::uint64_t room_factor =
       4;  ///< automatic level: the grid hosts at least this many times the parts
-  std::uint64_t max_grid_cells = std::uint64_t{1} << 22;  // 32 MiB of doubles when replicated
+  /// Largest grid, in cells (replicated while partitioning: 2^22 doubles are 32 MiB).
+  std::uint64_t max_grid_cells = std::uint64_t{1} << 22;
 
+  /// The map it produces.
   template <SpaceFillingCurve C>
   using map_type = RowMap<C>;
 
+  /// The NS rule: `ns` neighbours under `stencil`, across the wrap if `toroidal`.
   [[nodiscard]] rows::NeighbourBound bound() const noexcept { return {ns, stencil, toroidal}; }
 
   /// The row grid at level g (arity^g cells per axis; saturating at UINT64_MAX cells).
@@ -122,6 +125,8 @@ struct BoundedNeighbours {
     return g;
   }
 
+  /// Throws irregular::invalid_argument when no grid level works for `parts` ranks (see
+  /// grid_level()).
   template <SpaceFillingCurve C>
   void check(int parts) const {
     (void)grid_level<C>(parts);

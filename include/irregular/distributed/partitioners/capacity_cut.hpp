@@ -37,9 +37,10 @@ namespace irregular {
 /// with `loads[k]` of work for a rank of capacity `capacities[k]` (replicated).
 template <SpaceFillingCurve C>
 struct CapacityCut {
-  std::vector<typename C::index_type> splitters;
-  std::vector<double> loads;
-  std::vector<double> capacities;
+  std::vector<typename C::index_type> splitters;  ///< p+1 splitters over the curve
+  std::vector<double> loads;                      ///< load of each part
+  std::vector<double> capacities;                 ///< relative capacity of each part's rank
+  /// The ownership map of the cut.
   [[nodiscard]] SegmentMap<C> map() const { return SegmentMap<C>(splitters); }
   /// max_k loads_k / capacities_k: the predicted time of the slowest part (in load units).
   [[nodiscard]] double bottleneck() const {

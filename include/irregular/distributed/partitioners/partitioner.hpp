@@ -19,8 +19,8 @@ namespace irregular {
 /// ranks' chains concatenated are the SFC visit Sq(v(sf)) of baiardi-2001 §2.
 template <SpaceFillingCurve C>
 struct LeafChain {
-  const LocalLeaves<C>& leaves;
-  std::span<const double> loads;
+  const LocalLeaves<C>& leaves;   ///< this rank's leaves, sorted by start
+  std::span<const double> loads;  ///< one load per leaf
   /// Relative capacity of each part in chain order (kaddoura-ranka §3.1): part k's share of the
   /// load follows capacities[k]. Empty: equal parts. Partitioners whose parts are curve segments
   /// honour it; rebalance() refuses capacities for the others before calling them.

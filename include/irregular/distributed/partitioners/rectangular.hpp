@@ -29,11 +29,13 @@ namespace irregular::partitioner {
 /// with at least `cells_per_part` cells per part. The grid is replicated during a partition
 /// (one all_reduce of doubles), so its size is bounded by `max_grid_cells`.
 struct Rectangular {
-  std::string algorithm = "JAG-M-HEUR-PROBE";
-  int level = -1;
-  std::uint64_t cells_per_part = 16;
-  std::uint64_t max_grid_cells = std::uint64_t{1} << 22;  // 32 MiB of doubles
+  std::string algorithm = "JAG-M-HEUR-PROBE";  ///< name of the rectangular algorithm
+  int level = -1;                              ///< level of the grid cells; -1: automatic
+  std::uint64_t cells_per_part = 16;  ///< automatic level: at least this many grid cells per part
+  /// Largest grid, in cells (replicated while partitioning: 2^22 doubles are 32 MiB).
+  std::uint64_t max_grid_cells = std::uint64_t{1} << 22;
 
+  /// The map it produces.
   template <SpaceFillingCurve C>
   using map_type = RectangleMap<C>;
 
@@ -76,6 +78,8 @@ struct Rectangular {
     return g;
   }
 
+  /// Throws irregular::invalid_argument for an unknown algorithm, a bad level, or a grid
+  /// larger than max_grid_cells.
   template <SpaceFillingCurve C>
   void check(int parts) const {
     (void)rect::make_partitioner<double, C::dim>(algorithm);  // unknown names throw here

@@ -77,14 +77,21 @@ inline std::string upper(std::string s) {
 template <SpaceFillingCurve C>
 class AnyOwnershipMap {
  public:
+  /// The curve whose indices the map answers for.
   using curve_type = C;
+  /// The curve's index type.
   using index_type = typename C::index_type;
+  /// Dimension of the cells.
   static constexpr int dim = C::dim;
+  /// False: which kind it holds is not known at compile time.
   static constexpr bool contiguous_segments = false;  // not known at compile time
+  /// The variant over the registry's maps (SegmentMap, RowMap in 2D, RectangleMap in 2D/3D).
   using variant_type = typename detail::Kinds<C>::Maps;
 
   AnyOwnershipMap() = default;
+  /// Everything on rank 0 of `parts` ranks, as a SegmentMap.
   explicit AnyOwnershipMap(int parts) : map_(SegmentMap<C>(parts)) {}
+  /// Holds `map`, one of the registry's maps.
   template <class M>
   requires std::is_constructible_v<variant_type, M> AnyOwnershipMap(M map)
       : map_(std::move(map)) {}  // NOLINT: a map is an AnyOwnershipMap
@@ -94,36 +101,47 @@ class AnyOwnershipMap {
   [[nodiscard]] const M* get_if() const noexcept {
     return std::get_if<M>(&map_);
   }
+  /// The variant itself, for std::visit.
   [[nodiscard]] const variant_type& variant() const noexcept { return map_; }
 
+  /// The held map's parts() (see OwnershipMap for these answers).
   [[nodiscard]] int parts() const {
     return visit([](const auto& m) { return m.parts(); });
   }
+  /// The held map's owner(i).
   [[nodiscard]] int owner(index_type i) const {
     return visit([&](const auto& m) { return m.owner(i); });
   }
+  /// The held map's leaf_owner(c).
   [[nodiscard]] int leaf_owner(const Cell<dim>& c) const {
     return visit([&](const auto& m) { return m.leaf_owner(c); });
   }
+  /// The held map's holders(iv).
   [[nodiscard]] std::vector<int> holders(IndexInterval<index_type> iv) const {
     return visit([&](const auto& m) { return m.holders(iv); });
   }
+  /// The held map's neighbour_ranks(rank, per).
   [[nodiscard]] std::vector<int> neighbour_ranks(int rank, Periodicity<dim> per = {}) const {
     return visit([&](const auto& m) { return m.neighbour_ranks(rank, per); });
   }
+  /// The held map's splits(c).
   [[nodiscard]] bool splits(const Cell<dim>& c) const {
     return visit([&](const auto& m) { return m.splits(c); });
   }
+  /// The held map's hold_whole(cells), held again.
   [[nodiscard]] AnyOwnershipMap hold_whole(std::span<const Cell<dim>> cells) const {
     return std::visit([&](const auto& m) { return AnyOwnershipMap(m.hold_whole(cells)); }, map_);
   }
 
+  /// Boost.Serialization: the kind, then the held map.
   template <class Archive>
   void save(Archive& ar, unsigned) const {
     std::uint32_t kind = static_cast<std::uint32_t>(map_.index());
     ar& kind;
     std::visit([&](const auto& m) { ar& m; }, map_);
   }
+  /// Boost.Serialization: reads the kind, then that map. Throws irregular::invalid_argument for
+  /// an unknown kind.
   template <class Archive>
   void load(Archive& ar, unsigned) {
     std::uint32_t kind = 0;
@@ -133,6 +151,7 @@ class AnyOwnershipMap {
     map_ = make(kind);
     std::visit([&](auto& m) { ar& m; }, map_);
   }
+  /// Boost.Serialization: save() or load(), as the archive does.
   template <class Archive>
   void serialize(Archive& ar, unsigned version) {
     if constexpr (Archive::is_saving::value)
@@ -167,9 +186,10 @@ namespace partitioner {
 ///    4-neighbour stencil and protocol, the grid at `level` (-1 automatic); "-8" after NS for
 ///    the 8-neighbour stencil, then "-T" for a toroidal domain (e.g. "BN-4-8-T").
 struct ByName {
-  std::string name = "SFC";
-  int level = -1;
+  std::string name = "SFC";  ///< the partitioner's name (case-insensitive)
+  int level = -1;            ///< grid level of the rectangular and BN partitioners; -1: automatic
 
+  /// The map it produces: whichever the named partitioner makes.
   template <SpaceFillingCurve C>
   using map_type = AnyOwnershipMap<C>;
 
@@ -198,6 +218,7 @@ struct ByName {
                            (C::dim == 2 ? ", BN-<NS>[-8][-T])" : ")"));
   }
 
+  /// The named partitioner's check(); throws irregular::invalid_argument for an unknown name.
   template <SpaceFillingCurve C>
   void check(int parts) const {
     std::visit([&](const auto& p) { p.template check<C>(parts); }, by_name<C>());

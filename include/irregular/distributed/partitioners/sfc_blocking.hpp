@@ -30,12 +30,16 @@ namespace irregular::partitioner {
 /// positions than this (a constant), else they stay distributed (0: always distributed); see
 /// blocking_partition.
 struct SfcBlocking {
-  BlockingCut cut = BlockingCut::optimal;
-  std::uint64_t max_gathered = blocking_default_max_gathered;
+  BlockingCut cut = BlockingCut::optimal;  ///< optimal or greedy cut
+  std::uint64_t max_gathered =
+      blocking_default_max_gathered;  ///< optimal cut: gather the windows on rank 0 below this many
+                                      ///< positions.
 
+  /// The map it produces.
   template <SpaceFillingCurve C>
   using map_type = SegmentMap<C>;
 
+  /// Throws irregular::invalid_argument for fewer than one part.
   template <SpaceFillingCurve C>
   void check(int parts) const {
     if (parts < 1)

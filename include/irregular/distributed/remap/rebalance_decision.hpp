@@ -38,7 +38,8 @@ struct RebalanceOptions {
   /// exceeds this (baiardi-2001 §3's user-defined threshold T, relative to the average load;
   /// with capacities, of each rank's time load_r / c_r against the ideal time).
   double threshold = 0.05;
-  RemapStrategy strategy = RemapStrategy::direct;
+  RemapStrategy strategy =
+      RemapStrategy::direct;  ///< how the data moves: at once, or by neighbour shifts
   /// Relative capacity of every rank of the domain's communicator (kaddoura-ranka §3.1): segment
   /// loads become proportional to them. Empty: equal, unless measured.
   std::vector<double> capacities{};
@@ -55,17 +56,18 @@ struct RebalanceOptions {
   double seconds_per_load = 1.0;
   /// SP: the ranks (of the domain's communicator) in chain order; empty keeps the current order.
   std::vector<int> order{};
-  ChainArrangement arrangement = ChainArrangement::keep;
+  ChainArrangement arrangement =
+      ChainArrangement::keep;  ///< how the ranks are arranged along the chain
   /// Neighbour shift: most rounds (0: 2p + 2).
   int max_rounds = 0;
 };
 
 /// Loads of all ranks (replicated), as a rebalance decision sees them.
 struct LoadReport {
-  std::vector<double> loads;
-  double average = 0;
-  double max_unbalance = 0;  ///< max_r |load_r - average| / average (0 for an empty domain)
-  double imbalance = 0;      ///< Lmax / Lavg - 1, the metric of the partitioning papers
+  std::vector<double> loads;  ///< load of every rank
+  double average = 0;         ///< their mean
+  double max_unbalance = 0;   ///< max_r |load_r - average| / average (0 for an empty domain)
+  double imbalance = 0;       ///< Lmax / Lavg - 1, the metric of the partitioning papers
 };
 
 /// Every rank's load (`mine` on this rank), the average and the unbalance. Collective over comm.

@@ -44,6 +44,7 @@ enum class RebalanceReason {
   remapped           ///< the data moved to the new cuts
 };
 
+/// The reason in words, for reports.
 [[nodiscard]] inline const char* to_string(RebalanceReason r) noexcept {
   switch (r) {
     case RebalanceReason::within_threshold:
@@ -58,9 +59,9 @@ enum class RebalanceReason {
 
 /// The decision record of one rebalance() (replicated unless marked). Converts to bool: remapped.
 struct RebalanceDecision {
-  bool remapped = false;
-  RebalanceReason reason = RebalanceReason::within_threshold;
-  RemapStrategy strategy = RemapStrategy::direct;
+  bool remapped = false;                                       ///< true if the data moved
+  RebalanceReason reason = RebalanceReason::within_threshold;  ///< why it did or did not
+  RemapStrategy strategy = RemapStrategy::direct;              ///< how it moved (or would have)
   double unbalance = 0;            ///< before: max_r |t_r - ideal| / ideal, t_r = load_r / c_r
   double unbalance_after = 0;      ///< after the remap, from the new loads (= unbalance if none)
   double efficiency = 1;           ///< kaddoura-ranka §4 now: (W / sum c) / max_r t_r
@@ -77,15 +78,19 @@ struct RebalanceDecision {
   std::uint64_t elements_to_move = 0;  ///< elements the new cuts move (all ranks)
   double cost_seconds = 0;             ///< seconds_per_byte * bytes_to_move
   // What happened (the strategy's report).
-  int rounds = 0;  ///< neighbour-shift rounds (1 for a direct remap)
-  std::uint64_t elements_moved = 0, bytes_moved = 0;                    ///< over all ranks
-  double decision_seconds = 0, cut_seconds = 0, migration_seconds = 0;  ///< this rank
+  int rounds = 0;                    ///< neighbour-shift rounds (1 for a direct remap)
+  std::uint64_t elements_moved = 0;  ///< elements that moved, over all ranks
+  std::uint64_t bytes_moved = 0;     ///< bytes that moved, over all ranks
+  double decision_seconds = 0;       ///< this rank: measuring the loads and deciding
+  double cut_seconds = 0;            ///< this rank: the new cuts and their estimate
+  double migration_seconds = 0;      ///< this rank: moving the data
   std::vector<std::uint64_t>
       elements_to;  ///< this rank: elements sent to each rank (new numbering)
 
-  operator bool() const noexcept {
+  /// True if the data moved: `if (domain.rebalance())` reads well.
+  operator bool() const noexcept {  // NOLINT: implicit on purpose
     return remapped;
-  }  // NOLINT: `if (domain.rebalance())` reads well
+  }
 };
 
 /// Every rank's options must be valid and the same: a bad value on any rank (horizon <= 0,
@@ -186,26 +191,28 @@ struct RankState {
   double load = 0;               ///< sum of the leaf loads (seconds under load::Measured)
   double elements = 0;           ///< elements held
   double migration_seconds = 0;  ///< wall time of this rank's last migration
-  double spare = 0;
+  double spare = 0;              ///< unused: pads the contribution to four doubles
 };
 
 /// The replicated plan of a nonuniform rebalance: capacities, the work the chain is cut by, the
 /// unbalance in time, and the chain order.
 struct RemapPlan {
-  std::vector<RankState> ranks;
+  std::vector<RankState> ranks;  ///< every rank's contribution
   std::vector<double> capacity;  ///< per rank, mean 1
   double work_scale = 1;     ///< this rank's leaf work = load * work_scale (its capacity when loads
                              ///< are measured seconds)
   std::vector<double> work;  ///< per rank: load * (capacity when loads are measured seconds)
-  double unbalance = 0;
-  std::vector<int> order;  ///< chain position -> rank
-  bool uniform = true;     ///< equal capacities, rank order: the partitioner's own cut applies
+  double unbalance = 0;      ///< max_r |t_r - ideal| / ideal in time, t_r = work_r / capacity_r.
+  std::vector<int> order;    ///< chain position -> rank
+  bool uniform = true;       ///< equal capacities, rank order: the partitioner's own cut applies
 
+  /// The capacities in chain order (order[k]'s capacity at position k).
   [[nodiscard]] std::vector<double> chain_capacities() const {
     std::vector<double> c;
     for (int r : order) c.push_back(capacity[static_cast<std::size_t>(r)]);
     return c;
   }
+  /// The slowest rank's time on the current cuts: max_r work_r / capacity_r.
   [[nodiscard]] double current_bottleneck() const {
     double b = 0;
     for (std::size_t r = 0; r < work.size(); ++r)
@@ -280,8 +287,9 @@ inline RemapPlan plan_remap(const boost::mpi::communicator& comm, const Rebalanc
 /// (replicated): the work each chain position would hold, and the elements and bytes that leave
 /// their rank (the least any remap to these cuts must move).
 struct RemapEstimate {
-  std::vector<double> position_work;
-  std::uint64_t elements = 0, bytes = 0;
+  std::vector<double> position_work;  ///< work of each chain position on the target cuts
+  std::uint64_t elements = 0;         ///< elements that would leave their rank
+  std::uint64_t bytes = 0;            ///< bytes that would leave (elements and leaves)
 };
 
 /// Estimates a remap of this rank's leaves (`work` each) and sorted element keys onto `target`,

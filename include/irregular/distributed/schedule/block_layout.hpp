@@ -39,12 +39,18 @@ class BlockLayout {
   }
   BlockLayout(const BlockLayout&) = delete;
   BlockLayout& operator=(const BlockLayout&) = delete;
+  /// Moves the layout; schedules keep their generation token.
   BlockLayout(BlockLayout&&) noexcept = default;
+  /// Moves the layout; schedules keep their generation token.
   BlockLayout& operator=(BlockLayout&&) noexcept = default;
 
+  /// The layout's own (duplicated) communicator.
   [[nodiscard]] const boost::mpi::communicator& comm() const noexcept { return comm_; }
+  /// The p + 1 block boundaries.
   [[nodiscard]] const schedule::BlockTranslation& translation() const noexcept { return t_; }
+  /// First renumbered index this rank holds.
   [[nodiscard]] std::int64_t local_begin() const noexcept { return t_.begin(comm_.rank()); }
+  /// Number of indices this rank holds.
   [[nodiscard]] std::int64_t local_size() const noexcept { return t_.count(comm_.rank()); }
   /// Advanced by every remap; schedules remember the generation they were built in.
   [[nodiscard]] std::uint64_t generation() const noexcept { return *generation_; }

@@ -24,6 +24,7 @@
 
 namespace irregular {
 
+/// How a ScheduleExecutor reports bad calls.
 struct ExecutorOptions {
   /// Agree on bad calls (a wrong array length, a stale schedule) so that every rank throws the
   /// same irregular::collective_error from *_end: one non-blocking all-reduce of one int per call,
@@ -43,6 +44,7 @@ class ScheduleExecutor {
       "irregular::ScheduleExecutor<T>: T must be trivially copyable (values travel as raw bytes)");
 
  public:
+  /// An executor of `schedule`, which must outlive it; allocates the message buffers once.
   explicit ScheduleExecutor(const CommSchedule& schedule, ExecutorOptions opt = {})
       : s_(&schedule),
         opt_(opt),
@@ -97,6 +99,8 @@ class ScheduleExecutor {
         values_[static_cast<std::size_t>(nl + slots[k])] = src[k];
     }
   }
+  /// gather_begin then gather_end: the ghost region of `values` receives the owners' values.
+  /// Collective over schedule.comm().
   void gather(std::span<T> values) {
     gather_begin(values);
     gather_end();
@@ -149,12 +153,15 @@ class ScheduleExecutor {
       at += list.size();
     }
   }
+  /// scatter_begin then scatter_end: each owner combines the ghost contributions into its
+  /// values with `op`. Collective over schedule.comm().
   template <class Op = std::plus<>>
   void scatter(std::span<T> values, Op op = {}) {
     scatter_begin(values);
     scatter_end(op);
   }
 
+  /// The schedule it executes.
   [[nodiscard]] const CommSchedule& schedule() const noexcept { return *s_; }
 
  private:

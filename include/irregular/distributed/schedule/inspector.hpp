@@ -37,9 +37,11 @@ enum class ScheduleStrategy {
   sort2,   ///< symmetric patterns: no messages; rows traversed in increasing local order, no sort
 };
 
+/// The strategies' names, in enum order.
 inline constexpr std::array<std::string_view, 3> schedule_strategy_names = {"simple", "sort1",
                                                                             "sort2"};
 
+/// The strategy's name, which parse_schedule_strategy() reads back.
 [[nodiscard]] constexpr std::string_view to_string(ScheduleStrategy s) noexcept {
   return schedule_strategy_names[static_cast<std::size_t>(s)];
 }
@@ -51,8 +53,9 @@ inline constexpr std::array<std::string_view, 3> schedule_strategy_names = {"sim
                          std::string(name) + "' (expected simple, sort1 or sort2)");
 }
 
+/// How build_schedule works.
 struct ScheduleOptions {
-  ScheduleStrategy strategy = ScheduleStrategy::sort2;
+  ScheduleStrategy strategy = ScheduleStrategy::sort2;  ///< how the send lists are found
   /// sort1 and sort2 trust the pattern to be symmetric (local row i references remote node j iff
   /// j's row references i). With this on, the builder checks it with one extra exchange (counted
   /// apart, in check_messages) and throws on every rank when it fails; on by default in debug
@@ -62,9 +65,12 @@ struct ScheduleOptions {
 
 /// What building one schedule cost this rank. Schedule messages exclude the symmetry check.
 struct ScheduleStats {
-  std::uint64_t messages_sent = 0, bytes_sent = 0, messages_received = 0, bytes_received = 0;
-  std::uint64_t check_messages = 0;  ///< messages of the symmetry check (verify_symmetry)
-  double seconds = 0;                ///< wall time of build_schedule on this rank
+  std::uint64_t messages_sent = 0;      ///< schedule messages this rank sent
+  std::uint64_t bytes_sent = 0;         ///< their bytes
+  std::uint64_t messages_received = 0;  ///< schedule messages this rank received
+  std::uint64_t bytes_received = 0;     ///< their bytes
+  std::uint64_t check_messages = 0;     ///< messages of the symmetry check (verify_symmetry)
+  double seconds = 0;                   ///< wall time of build_schedule on this rank
 };
 
 namespace detail {
@@ -76,11 +82,16 @@ struct ScheduleBuilder;
 /// layout is remapped (stale() then; the executor refuses it). Copies share the communicator.
 class CommSchedule {
  public:
+  /// An empty schedule, stale until build_schedule makes one.
   CommSchedule() = default;
 
+  /// The strategy that built it.
   [[nodiscard]] ScheduleStrategy strategy() const noexcept { return strategy_; }
+  /// The layout's communicator.
   [[nodiscard]] const boost::mpi::communicator& comm() const noexcept { return comm_; }
+  /// Number of nodes this rank holds (its block of the layout).
   [[nodiscard]] std::int64_t local_size() const noexcept { return local_size_; }
+  /// Number of ghost slots: remote nodes the local rows reference.
   [[nodiscard]] std::int64_t ghost_size() const noexcept {
     return static_cast<std::int64_t>(ghost_globals_.size());
   }
@@ -96,25 +107,31 @@ class CommSchedule {
   /// Partners this rank sends to (gather), ascending, and for each its send list: local indices
   /// in message order.
   [[nodiscard]] std::span<const int> send_ranks() const noexcept { return send_ranks_; }
+  /// The local indices sent to send_ranks()[partner], in message order.
   [[nodiscard]] std::span<const std::int64_t> send_list(std::size_t partner) const noexcept {
     return span_of(send_list_, send_offsets_, partner);
   }
   /// Partners this rank receives from (gather), ascending, and for each its permutation list:
   /// the ghost slots the message's values go to, in message order.
   [[nodiscard]] std::span<const int> recv_ranks() const noexcept { return recv_ranks_; }
+  /// The ghost slots recv_ranks()[partner]'s values go to, in message order.
   [[nodiscard]] std::span<const std::int64_t> recv_slots(std::size_t partner) const noexcept {
     return span_of(recv_slots_, recv_offsets_, partner);
   }
+  /// Values this rank sends per gather: the sum of the send lists.
   [[nodiscard]] std::int64_t send_total() const noexcept {
     return static_cast<std::int64_t>(send_list_.size());
   }
   /// True when every partner's slots are consecutive (sort1, sort2): messages land in place.
   [[nodiscard]] bool contiguous_receive() const noexcept { return contiguous_receive_; }
 
+  /// What building it cost this rank.
   [[nodiscard]] const ScheduleStats& stats() const noexcept { return stats_; }
+  /// The layout generation it was built in.
   [[nodiscard]] std::uint64_t generation() const noexcept { return generation_; }
   /// The layout was remapped after this schedule was built (or it was never built).
   [[nodiscard]] bool stale() const noexcept { return !token_ || *token_ != generation_; }
+  /// The layout's generation now (0 when never built).
   [[nodiscard]] std::uint64_t layout_generation() const noexcept { return token_ ? *token_ : 0; }
 
  private:
