@@ -177,35 +177,50 @@ inline std::vector<std::uint64_t> read_table(mpi::File& file, const Header& h, i
   return table;
 }
 
-/// Bytes read from a section: a view into the whole blocks that were read.
-struct SectionBytes {
-  std::vector<std::byte> blocks;
-  std::span<const std::byte> bytes;
-};
-
-/// Reads bytes [b, e) of section `s`, verifying every block they touch against `table` (the
-/// blocks at either end are read whole). Throws irregular::checkpoint_error naming the section,
-/// the block and its byte offset on a mismatch. Collective over comm (every rank calls it, with
-/// an empty range when it reads nothing).
-inline SectionBytes read_section(mpi::File& file, const Header& h, int s,
-                                           const std::vector<std::uint64_t>& table,
-                                           std::uint64_t b, std::uint64_t e,
-                                           const std::string& path, int rank) {
+/// Reads bytes [b, e) of section `s` into `out` (e - b bytes), verifying every block they touch
+/// against `table`: the interior lands in `out` directly, the parts of the first and last
+/// blocks outside [b, e) in small side buffers. Throws irregular::checkpoint_error naming the
+/// section, the block and its byte offset on a mismatch. Collective over comm (every rank
+/// calls it, with an empty range when it reads nothing).
+inline void read_section_into(mpi::File& file, const Header& h, int s,
+                              const std::vector<std::uint64_t>& table, std::uint64_t b,
+                              std::uint64_t e, std::span<std::byte> out, const std::string& path,
+                              int rank) {
   const Section& sec = h.sections[s];
   const std::uint64_t B = h.block_bytes;
-  const std::uint64_t rb = b < e ? b / B * B : 0, re = b < e ? std::min(sec.bytes, (e + B - 1) / B * B) : 0;
-  std::vector<std::byte> whole(re - rb);
-  file.read_at_all(sec.offset + rb, whole);
+  const std::uint64_t rb = b < e ? b / B * B : 0;
+  const std::uint64_t re = b < e ? std::min(sec.bytes, (e + B - 1) / B * B) : 0;
+  std::vector<std::byte> head(b < e ? b - rb : 0), tail(b < e ? re - e : 0);
+  // Three collective reads (head, interior, tail), the same number on every rank.
+  file.read_at_all(sec.offset + rb, head);
+  file.read_at_all(sec.offset + b, out.first(b < e ? e - b : 0));
+  file.read_at_all(sec.offset + e, tail);
   for (std::uint64_t at = rb; at < re; at += B) {
-    const std::uint64_t k = at / B, n = std::min(B, re - at);
-    if (checksum(std::span<const std::byte>(whole).subspan(at - rb, n)) != table[k])
+    const std::uint64_t k = at / B, end = std::min(at + B, re);
+    StreamingChecksum sum;
+    const auto piece = [&](std::uint64_t from, std::uint64_t to) {  // [from, to) of the section
+      if (from < b) sum.add(std::span<const std::byte>(head).subspan(from - rb, std::min(to, b) - from));
+      if (to > b && from < e)
+        sum.add(std::span<const std::byte>(out).subspan(std::max(from, b) - b,
+                                                        std::min(to, e) - std::max(from, b)));
+      if (to > e) sum.add(std::span<const std::byte>(tail).subspan(std::max(from, e) - e, to - std::max(from, e)));
+    };
+    piece(at, end);
+    if (sum.value() != table[k])
       throw checkpoint_error("irregular checkpoint '" + path + "': checksum mismatch in section " +
                                  section_name(s) + ", block " + std::to_string(k) +
                                  " (byte offset " + std::to_string(sec.offset + at) + ")",
                              rank, section_name(s), static_cast<std::int64_t>(k), sec.offset + at);
   }
-  SectionBytes out{std::move(whole), {}};
-  if (b < e) out.bytes = std::span<const std::byte>(out.blocks).subspan(b - rb, e - b);
+}
+
+/// read_section_into a new buffer of e - b bytes.
+inline std::vector<std::byte> read_section(mpi::File& file, const Header& h, int s,
+                                           const std::vector<std::uint64_t>& table,
+                                           std::uint64_t b, std::uint64_t e,
+                                           const std::string& path, int rank) {
+  std::vector<std::byte> out(b < e ? e - b : 0);
+  read_section_into(file, h, s, table, b, e, out, path, rank);
   return out;
 }
 

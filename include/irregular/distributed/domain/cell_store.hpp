@@ -115,10 +115,7 @@ class CellStore {
     if constexpr (requires { data.touch_room(); }) data.touch_room();
   }
   /// Takes the data of the leaves read from a checkpoint (one per leaf, in leaf order).
-  void adopt(std::vector<Data>&& values, const LocalLeaves<C>&) {
-    data.clear();
-    for (auto& v : values) data.push_back(std::move(v));
-  }
+  void adopt(detail::store_vector<Data>&& values, const LocalLeaves<C>&) { data = std::move(values); }
 
   detail::store_vector<Data> data;  ///< one datum per leaf, in leaf order
 

@@ -425,7 +425,7 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
 
   LocalLeaves<C> leaves;
   std::vector<double> measured;
-  std::vector<T> values;
+  detail::store_vector<T> values;  // raw records are read straight into the store's array
   std::array<std::vector<std::uint64_t>, ck::section_count> tables;
   ck::agree(comm, [&] {
     for (int s = 0; s < ck::section_count; ++s)
@@ -446,7 +446,7 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
     leaves.reserve(b - a);
     std::uint64_t first_byte_a = 0;
     for (std::uint64_t k = a; k < b_read; ++k) {
-      ck::detail::Reader r(leaf_in.bytes.subspan((k - a) * rec, rec), h.foreign_order);
+      ck::detail::Reader r(std::span<const std::byte>(leaf_in).subspan((k - a) * rec, rec), h.foreign_order);
       I s = static_cast<I>(r.get<std::uint64_t>());
       if constexpr (sizeof(I) == 16) s |= static_cast<I>(r.get<std::uint64_t>()) << 64;
       const int level = r.get<std::uint8_t>();
@@ -519,18 +519,22 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
       throw checkpoint_error("irregular checkpoint '" + path + "': records beyond their section",
                              me, "records", -1, h.sections[ck::records].offset);
   });
-  auto rec_in = ck::agree(comm, [&] {
-    return ck::read_section(in.file, h, ck::records, tables[ck::records], rec_begin, rec_end,
-                            path, me);
-  });
+  std::vector<std::byte> serialized;
+  if constexpr (raw_records<T>)
+    values.resize(count_mine);
+  else
+    serialized.resize(rec_end - rec_begin);
   ck::agree(comm, [&] {
-    if constexpr (raw_records<T>) {
-      values.resize(count_mine);
-      std::memcpy(values.data(), rec_in.bytes.data(), rec_in.bytes.size());
-    } else {
+    const auto into = raw_records<T> ? std::as_writable_bytes(std::span<T>(values.data(), values.size()))
+                                     : std::span<std::byte>(serialized);
+    ck::read_section_into(in.file, h, ck::records, tables[ck::records], rec_begin, rec_end, into,
+                          path, me);
+  });
+  if constexpr (!raw_records<T>) {
+    ck::agree(comm, [&] {
       values.reserve(count_mine);
       std::size_t at = 0;
-      const auto src = rec_in.bytes;
+      const std::span<const std::byte> src(serialized);
       for (std::uint64_t i = 0; i < count_mine; ++i) {
         std::uint64_t n = 0;
         if (at + 8 > src.size() || (std::memcpy(&n, src.data() + at, 8), n > src.size() - at - 8))
@@ -548,15 +552,14 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
       if (at != src.size())
         throw checkpoint_error("irregular checkpoint '" + path + "': records do not fill the leaves",
                                me, "records", -1, h.sections[ck::records].offset + rec_begin + at);
-    }
-  });
+    });
+  }
   // The user section is verified even when not asked for: every byte of the file is checked.
   const auto user_in = ck::agree(comm, [&] {
     return ck::read_section(in.file, h, ck::user, tables[ck::user], 0, h.sections[ck::user].bytes,
                             path, me);
   });
-  if (opt.user)
-    opt.user->assign(reinterpret_cast<const char*>(user_in.bytes.data()), user_in.bytes.size());
+  if (opt.user) opt.user->assign(reinterpret_cast<const char*>(user_in.data()), user_in.size());
   in.file.close();
   ck::agree(comm, [&] { core.store_.adopt(std::move(values), leaves); });  // user element_traits
   core.adopt(std::move(leaves), std::move(measured));

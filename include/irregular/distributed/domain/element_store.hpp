@@ -101,9 +101,8 @@ class ElementStore {
   }
   /// Takes the elements of `leaves` read from a checkpoint (in curve order). Throws
   /// irregular::checkpoint_error when an element lies outside the leaf that held it.
-  void adopt(std::vector<Element>&& values, const LocalLeaves<C>& leaves) {
-    elements.clear();
-    elements.insert(elements.end(), values.begin(), values.end());
+  void adopt(detail::store_vector<Element>&& values, const LocalLeaves<C>& leaves) {
+    elements = std::move(values);
     rekey();
     std::size_t e = 0;
     for (std::size_t i = 0; i < leaves.size(); ++i) {
