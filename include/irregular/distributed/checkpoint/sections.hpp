@@ -161,29 +161,36 @@ inline std::vector<std::uint64_t> gather_table(const boost::mpi::communicator& c
   return table;
 }
 
-/// A section's block checksum table as stored, checked against the header. Local.
-inline std::vector<std::uint64_t> read_table(mpi::File& file, const Header& h, int s,
-                                             const std::string& path, int rank) {
+/// Checks a section's whole table of block checksums against the header (one rank does this:
+/// the table is O(section bytes / block bytes)). Local.
+inline void verify_table(mpi::File& file, const Header& h, int s, const std::string& path,
+                         int rank) {
   const Section& sec = h.sections[s];
-  std::vector<std::uint64_t> table(block_count(sec.bytes, h.block_bytes));
-  const auto bytes = std::as_writable_bytes(std::span<std::uint64_t>(table));
-  file.read_at(sec.table_offset, bytes);
-  if (checksum(bytes) != sec.table_checksum)
+  std::vector<std::byte> table(8 * block_count(sec.bytes, h.block_bytes));
+  file.read_at(sec.table_offset, table);
+  if (checksum(table) != sec.table_checksum)
     throw checkpoint_error("irregular checkpoint '" + path + "': the checksum table of section " +
                                section_name(s) + " is corrupt",
                            rank, "checksums", -1, sec.table_offset);
+}
+
+/// Entries [k0, k1) of a section's table of block checksums, in this machine's order. Local.
+inline std::vector<std::uint64_t> table_entries(mpi::File& file, const Header& h, int s,
+                                                std::uint64_t k0, std::uint64_t k1) {
+  std::vector<std::uint64_t> t(k1 - k0);
+  file.read_at(h.sections[s].table_offset + 8 * k0,
+               std::as_writable_bytes(std::span<std::uint64_t>(t)));
   if (h.foreign_order)
-    for (auto& v : table) v = detail::swapped(v);
-  return table;
+    for (auto& v : t) v = detail::swapped(v);
+  return t;
 }
 
 /// Reads bytes [b, e) of section `s` into `out` (e - b bytes), verifying every block they touch
-/// against `table`: the interior lands in `out` directly, the parts of the first and last
+/// against its entry of the section's table (only those entries are read): the interior lands in `out` directly, the parts of the first and last
 /// blocks outside [b, e) in small side buffers. Throws irregular::checkpoint_error naming the
 /// section, the block and its byte offset on a mismatch. Collective over comm (every rank
 /// calls it, with an empty range when it reads nothing).
-inline void read_section_into(mpi::File& file, const Header& h, int s,
-                              const std::vector<std::uint64_t>& table, std::uint64_t b,
+inline void read_section_into(mpi::File& file, const Header& h, int s, std::uint64_t b,
                               std::uint64_t e, std::span<std::byte> out, const std::string& path,
                               int rank) {
   const Section& sec = h.sections[s];
@@ -191,6 +198,7 @@ inline void read_section_into(mpi::File& file, const Header& h, int s,
   const std::uint64_t rb = b < e ? b / B * B : 0;
   const std::uint64_t re = b < e ? std::min(sec.bytes, (e + B - 1) / B * B) : 0;
   std::vector<std::byte> head(b < e ? b - rb : 0), tail(b < e ? re - e : 0);
+  const auto table = table_entries(file, h, s, rb / B, (re + B - 1) / B);
   // Three collective reads (head, interior, tail), the same number on every rank.
   file.read_at_all(sec.offset + rb, head);
   file.read_at_all(sec.offset + b, out.first(b < e ? e - b : 0));
@@ -206,7 +214,7 @@ inline void read_section_into(mpi::File& file, const Header& h, int s,
       if (to > e) sum.add(std::span<const std::byte>(tail).subspan(std::max(from, e) - e, to - std::max(from, e)));
     };
     piece(at, end);
-    if (sum.value() != table[k])
+    if (sum.value() != table[k - rb / B])
       throw checkpoint_error("irregular checkpoint '" + path + "': checksum mismatch in section " +
                                  section_name(s) + ", block " + std::to_string(k) +
                                  " (byte offset " + std::to_string(sec.offset + at) + ")",
@@ -216,11 +224,10 @@ inline void read_section_into(mpi::File& file, const Header& h, int s,
 
 /// read_section_into a new buffer of e - b bytes.
 inline std::vector<std::byte> read_section(mpi::File& file, const Header& h, int s,
-                                           const std::vector<std::uint64_t>& table,
                                            std::uint64_t b, std::uint64_t e,
                                            const std::string& path, int rank) {
   std::vector<std::byte> out(b < e ? e - b : 0);
-  read_section_into(file, h, s, table, b, e, out, path, rank);
+  read_section_into(file, h, s, b, e, out, path, rank);
   return out;
 }
 

@@ -426,13 +426,12 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
   LocalLeaves<C> leaves;
   std::vector<double> measured;
   detail::store_vector<T> values;  // raw records are read straight into the store's array
-  std::array<std::vector<std::uint64_t>, ck::section_count> tables;
-  ck::agree(comm, [&] {
-    for (int s = 0; s < ck::section_count; ++s)
-      tables[s] = ck::read_table(in.file, h, s, path, me);
+  ck::agree(comm, [&] {  // rank 0 vets the tables; every rank reads only its blocks' entries
+    if (me == 0)
+      for (int s = 0; s < ck::section_count; ++s) ck::verify_table(in.file, h, s, path, me);
   });
   auto leaf_in = ck::agree(comm, [&] {
-    return ck::read_section(in.file, h, ck::leaves, tables[ck::leaves], a * rec, b_read * rec,
+    return ck::read_section(in.file, h, ck::leaves, a * rec, b_read * rec,
                             path, me);
   });
   std::uint64_t count_mine = 0, rec_begin = 0, rec_end = 0;
@@ -527,7 +526,7 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
   ck::agree(comm, [&] {
     const auto into = raw_records<T> ? std::as_writable_bytes(std::span<T>(values.data(), values.size()))
                                      : std::span<std::byte>(serialized);
-    ck::read_section_into(in.file, h, ck::records, tables[ck::records], rec_begin, rec_end, into,
+    ck::read_section_into(in.file, h, ck::records, rec_begin, rec_end, into,
                           path, me);
   });
   if constexpr (!raw_records<T>) {
@@ -556,7 +555,7 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
   }
   // The user section is verified even when not asked for: every byte of the file is checked.
   const auto user_in = ck::agree(comm, [&] {
-    return ck::read_section(in.file, h, ck::user, tables[ck::user], 0, h.sections[ck::user].bytes,
+    return ck::read_section(in.file, h, ck::user, 0, h.sections[ck::user].bytes,
                             path, me);
   });
   if (opt.user) opt.user->assign(reinterpret_cast<const char*>(user_in.data()), user_in.size());
