@@ -44,10 +44,14 @@ int main(int argc, char** argv) {
       const auto& sec = h.sections[s];
       std::string verdict = r.ok() ? "ok" : !r.table_ok ? "checksum table corrupt" : "";
       if (r.table_ok && !r.bad_blocks.empty()) {
-        verdict = std::to_string(r.bad_blocks.size()) + " corrupt block(s):";
-        for (std::size_t i = 0; i < r.bad_blocks.size() && i < 8; ++i)
-          verdict += " " + std::to_string(r.bad_blocks[i]) + " (offset " +
-                     std::to_string(sec.offset + r.bad_blocks[i] * h.block_bytes) + ")";
+        char item[96];
+        std::snprintf(item, sizeof item, "%zu corrupt block(s):", r.bad_blocks.size());
+        verdict = item;
+        for (std::size_t i = 0; i < r.bad_blocks.size() && i < 8; ++i) {
+          std::snprintf(item, sizeof item, " %llu (offset %llu)", u(r.bad_blocks[i]),
+                        u(sec.offset + r.bad_blocks[i] * h.block_bytes));
+          verdict.append(item);
+        }
       }
       std::printf("  | %-7s | %6llu | %5llu | %6llu | %s |\n", ck::section_name(s), u(sec.offset),
                   u(sec.bytes), u(r.blocks), verdict.c_str());

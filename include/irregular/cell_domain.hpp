@@ -57,9 +57,9 @@ namespace irregular {
 template <int D>
 struct Adjacent {
   std::size_t id;  ///< local leaf id, or ghost id when `ghost`
-  bool ghost;
-  int level;
-  int dimension;  ///< of the shared boundary: D-1 for a face, 0 for a corner
+  bool ghost;      ///< the leaf is a ghost (a copy of a remote leaf), not a local one
+  int level;       ///< its level in the H-Tree
+  int dimension;   ///< of the shared boundary: D-1 for a face, 0 for a corner
   std::array<int, D>
       direction;  ///< per axis: -1 (the neighbour lies below), +1 (above), 0 (overlap)
 };
@@ -77,13 +77,13 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
                 "weighted or Measured");
 
  public:
-  static constexpr int dim = C::dim;
-  using data_type = Data;
-  using curve_type = C;
-  using stencil_type = S;
-  using index_type = typename C::index_type;
-  using map_type = typename P::template map_type<C>;
-  using options_type = DomainOptions<dim, Metric, P>;
+  static constexpr int dim = C::dim;          ///< dimension of the box and of the cells
+  using data_type = Data;                     ///< the datum each leaf carries
+  using curve_type = C;                       ///< the space-filling curve that orders the leaves
+  using stencil_type = S;                     ///< the cells a leaf reads (neighbours, ghosts)
+  using index_type = typename C::index_type;  ///< the curve's index (finest-level keys)
+  using map_type = typename P::template map_type<C>;   ///< the ownership map P produces
+  using options_type = DomainOptions<dim, Metric, P>;  ///< periodicity, metric, partitioner...
 
   /// A uniform grid at `level`: each rank creates only its share (an even split of the cells
   /// in curve order) with data init(cell), then the partitioner maps it. Throws
@@ -203,25 +203,39 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
   /// truncated, corrupt or mismatched file. Collective over comm.
   static CellDomain load(const boost::mpi::communicator& comm, const std::string& path,
                          options_type options = {}, const LoadOptions& opt = {}) {
-    auto in = detail::open_checkpoint<C, Data, dim>(comm, path, checkpoint::Kind::cells,
-                                                    opt.type_tag, options.periodic,
-                                                    options.hold_level);
+    auto in = detail::open_checkpoint<C, Data, dim>(
+        comm, path, checkpoint::Kind::cells, opt.type_tag, options.periodic, options.hold_level);
     return CellDomain(LoadTag{}, comm, in, std::move(options), opt);
   }
 
   // ---- queries (local) -----------------------------------------------------------------------
+  /// The grid's own communicator: a duplicate of the one given, renumbered when a rebalance
+  /// picks a new chain order (rank k then holds chain part k).
   [[nodiscard]] const boost::mpi::communicator& comm() const noexcept { return core_.comm_.get(); }
+  /// The box the leaves tile.
   [[nodiscard]] const Box<dim>& box() const noexcept { return core_.store_.box(); }
+  /// The options the grid was made with.
   [[nodiscard]] const options_type& options() const noexcept { return core_.options_; }
+  /// The ownership map in force: who holds the data of every index and leaf (replicated).
   [[nodiscard]] const map_type& ownership() const noexcept { return core_.map_; }
+  /// This rank's leaves (the leaves of its private H-Trees) in curve order: starts and levels.
   [[nodiscard]] const LocalLeaves<C>& local_tree() const noexcept { return core_.leaves_; }
+  /// Number of leaves this rank holds.
   [[nodiscard]] std::size_t local_leaf_count() const noexcept { return core_.leaves_.size(); }
+  /// The cell of local leaf i.
   [[nodiscard]] Cell<dim> cell(std::size_t i) const { return core_.leaves_.cell(i); }
+  /// The level of local leaf i.
   [[nodiscard]] int level(std::size_t i) const { return core_.leaves_.levels()[i]; }
+  /// The datum of local leaf i.
   [[nodiscard]] Data& data(std::size_t i) { return core_.store_.data[i]; }
+  /// The datum of local leaf i (read-only).
   [[nodiscard]] const Data& data(std::size_t i) const { return core_.store_.data[i]; }
+  /// One datum per local leaf, in leaf (curve) order.
   [[nodiscard]] std::span<Data> local_data() noexcept { return core_.store_.data; }
+  /// One datum per local leaf, in leaf (curve) order (read-only).
   [[nodiscard]] std::span<const Data> local_data() const noexcept { return core_.store_.data; }
+  /// One load per local leaf, in leaf order: the metric's estimates, or the seconds timed under
+  /// load::Measured.
   [[nodiscard]] std::span<const double> local_loads() const noexcept {
     return core_.loads_.values();
   }
@@ -369,9 +383,13 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
                                     std::span<Data>(core_.store_.data),
                                     std::span<const std::size_t>(core_.store_.offsets()), apply);
   }
+  /// The ghost leaves of the last collection (sorted by start; ids index ghost_data()).
   [[nodiscard]] const GhostLayer<C>& ghosts() const noexcept { return core_.ghosts_.layer(); }
+  /// The copy of ghost leaf g's datum (read-only).
   [[nodiscard]] const Data& ghost_data(std::size_t g) const { return core_.ghosts_.of(g).front(); }
+  /// The copy of ghost leaf g's datum, writable for accumulate_ghosts().
   [[nodiscard]] Data& ghost_data(std::size_t g) { return core_.ghosts_.of(g).front(); }
+  /// Whether the ghost layer still matches the tree and the map.
   [[nodiscard]] bool ghosts_current() const noexcept {
     return core_.ghosts_.current(core_.generation_);
   }

@@ -67,24 +67,25 @@ template <class Element, Stencil S, SpaceFillingCurve C, class Metric = load::Co
 requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
     Partitioner<P, C> class IrregularDomain {
  public:
-  static constexpr int dim = C::dim;
-  using element_type = Element;
-  using curve_type = C;
-  using stencil_type = S;
-  using partitioner_type = P;
-  using map_type = typename P::template map_type<C>;
-  using index_type = typename C::index_type;
+  static constexpr int dim = C::dim;  ///< dimension of the box and of the cells
+  using element_type = Element;       ///< what the leaves hold
+  using curve_type = C;               ///< the space-filling curve that orders leaves and elements
+  using stencil_type = S;             ///< the cells a leaf reads (neighbours, ghosts)
+  using partitioner_type = P;         ///< the policy that maps the leaves onto the ranks
+  using map_type = typename P::template map_type<C>;  ///< the ownership map P produces
+  using index_type = typename C::index_type;          ///< the curve's index (finest-level keys)
+  /// The refinement condition: whether a cell holding `count` elements must split.
   using condition_type = std::function<bool(const Cell<dim>&, std::size_t)>;
-  using options_type = DomainOptions<dim, Metric, P>;
+  using options_type = DomainOptions<dim, Metric, P>;  ///< periodicity, metric, partitioner...
 
   /// A view of one local leaf.
   struct Leaf {
-    std::size_t id;  ///< local leaf index (0 .. local_leaf_count())
-    Cell<dim> cell;  ///< its space
-    IndexInterval<index_type> interval;
-    std::uint64_t count;  ///< elements in it (all local after build/move)
-    double load;          ///< its current load estimate or measurement
-    std::span<Element> elements;
+    std::size_t id;                      ///< local leaf index (0 .. local_leaf_count())
+    Cell<dim> cell;                      ///< its space
+    IndexInterval<index_type> interval;  ///< its finest-level curve indices
+    std::uint64_t count;                 ///< elements in it (all local after build/move)
+    double load;                         ///< its current load estimate or measurement
+    std::span<Element> elements;         ///< its elements, sorted by key (writable)
   };
 
   /// `condition(cell, count)` says whether a cell must be split (refine::max_elements(k),
@@ -116,6 +117,7 @@ requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C
     mpi::agree(core_.comm_.get(), [&] { reject_invalid(elements, "insert"); });
     core_.store_.pending.insert(core_.store_.pending.end(), elements.begin(), elements.end());
   }
+  /// Adds the elements of a vector, as insert(std::span) does. Collective over comm.
   void insert(const std::vector<Element>& elements) { insert(std::span<const Element>(elements)); }
 
   /// Builds the H-Tree over all elements (inserted and present): distributed sort by curve
@@ -218,8 +220,12 @@ requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C
 
   // ---- queries (local, no communication) ----------------------------------------------------
 
+  /// The domain's own communicator: a duplicate of the one given, renumbered when a rebalance
+  /// picks a new chain order (rank k then holds chain part k).
   [[nodiscard]] const boost::mpi::communicator& comm() const noexcept { return core_.comm_.get(); }
+  /// The box every element lies in.
   [[nodiscard]] const Box<dim>& box() const noexcept { return core_.store_.box(); }
+  /// The options the domain was made with.
   [[nodiscard]] const options_type& options() const noexcept { return core_.options_; }
   /// The ownership map in force: who holds the data of every index and leaf (replicated).
   [[nodiscard]] const map_type& ownership() const noexcept { return core_.map_; }
@@ -229,22 +235,32 @@ requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C
       const requires std::same_as<map_type, SegmentMap<C>> {
     return ReplicatedHTree<C>(core_.map_);
   }
+  /// This rank's leaves (the leaves of its private H-Trees) in curve order: their starts,
+  /// levels and global element counts.
   [[nodiscard]] const LocalLeaves<C>& local_tree() const noexcept { return core_.leaves_; }
+  /// Number of leaves this rank holds.
   [[nodiscard]] std::size_t local_leaf_count() const noexcept { return core_.leaves_.size(); }
+  /// Number of elements this rank holds, not counting those inserted since the last build.
   [[nodiscard]] std::size_t local_element_count() const noexcept {
     return core_.store_.elements.size();
   }
+  /// This rank's elements sorted by curve key: each local leaf's are one contiguous run.
   [[nodiscard]] std::span<Element> local_elements() noexcept { return core_.store_.elements; }
+  /// This rank's elements sorted by curve key (read-only).
   [[nodiscard]] std::span<const Element> local_elements() const noexcept {
     return core_.store_.elements;
   }
+  /// The curve key (finest-level index) of each local element, in local_elements() order.
   [[nodiscard]] std::span<const index_type> local_keys() const noexcept {
     return core_.store_.keys;
   }
+  /// One load per local leaf, in leaf order: the metric's estimates, or the seconds timed under
+  /// load::Measured.
   [[nodiscard]] std::span<const double> local_loads() const noexcept {
     return core_.loads_.values();
   }
 
+  /// Local leaf i as a Leaf view, its elements writable. Precondition: i < local_leaf_count().
   [[nodiscard]] Leaf leaf(std::size_t i) {
     IRREGULAR_ASSERT(i < core_.leaves_.size());
     return Leaf{i,
@@ -264,6 +280,7 @@ requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C
   [[nodiscard]] index_type key_of_position(const std::array<double, dim>& x) const {
     return core_.store_.key_of_position(x);
   }
+  /// Curve key of an element: the key of its position. Precondition: inside the box.
   [[nodiscard]] index_type key_of(const Element& e) const { return core_.store_.key_of(e); }
   /// The rank that holds the data at a position: after build, move_elements and rebalance an
   /// element at x is on owner_of(x). Throws irregular::out_of_domain outside the box.
@@ -312,6 +329,7 @@ requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C
                                  }),
                      out.remote.end());
   }
+  /// As neighbours(i, out), returned by value (a loop reuses one Neighbourhood through that form).
   [[nodiscard]] Neighbourhood<index_type> neighbours(std::size_t i) const {
     Neighbourhood<index_type> out;
     neighbours(i, out);
@@ -322,12 +340,12 @@ requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C
 
   /// A view of one ghost leaf: a read-only copy of a remote leaf and of its elements.
   struct GhostLeaf {
-    std::size_t id;  ///< ghost id (0 .. ghosts().size())
-    Cell<dim> cell;
-    IndexInterval<index_type> interval;
-    std::uint64_t count;  ///< elements in it
-    int owner;            ///< the rank that holds the leaf
-    std::span<const Element> elements;
+    std::size_t id;                      ///< ghost id (0 .. ghosts().size())
+    Cell<dim> cell;                      ///< its space
+    IndexInterval<index_type> interval;  ///< its finest-level curve indices
+    std::uint64_t count;                 ///< elements in it
+    int owner;                           ///< the rank that holds the leaf
+    std::span<const Element> elements;   ///< the copies of its elements
   };
 
   /// Collects the ghost layer: read-only copies of every remote leaf (and its elements) that a
@@ -387,6 +405,7 @@ requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C
 
   /// The ghost leaves of the last collection (sorted by start; ids index ghost()).
   [[nodiscard]] const GhostLayer<C>& ghosts() const noexcept { return core_.ghosts_.layer(); }
+  /// Ghost leaf g as a GhostLeaf view. Precondition: g < ghosts().size().
   [[nodiscard]] GhostLeaf ghost(std::size_t g) const {
     const auto& l = core_.ghosts_.layer();
     IRREGULAR_ASSERT(g < l.size());
@@ -395,6 +414,7 @@ requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C
   }
   /// Every ghost element, ghost by ghost in curve order (writable for accumulate_ghosts).
   [[nodiscard]] std::span<Element> ghost_elements() noexcept { return core_.ghosts_.values(); }
+  /// Every ghost element, ghost by ghost in curve order (read-only).
   [[nodiscard]] std::span<const Element> ghost_elements() const noexcept {
     return core_.ghosts_.values();
   }
@@ -455,10 +475,9 @@ requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C
   void save(const std::string& path, const SaveOptions& opt = {}) {
     mpi::agree(core_.comm_.get(), [&] {
       if (!core_.store_.pending.empty())
-        throw invalid_argument("irregular::IrregularDomain::save: " +
-                               std::to_string(core_.store_.pending.size()) +
-                               " inserted elements are not built yet on rank " +
-                               std::to_string(core_.comm_.rank()));
+        throw invalid_argument(
+            "irregular::IrregularDomain::save: " + std::to_string(core_.store_.pending.size()) +
+            " inserted elements are not built yet on rank " + std::to_string(core_.comm_.rank()));
     });
     detail::save_core(core_, path, checkpoint::Kind::elements, opt);
   }
@@ -472,9 +491,8 @@ requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C
   static IrregularDomain load(const boost::mpi::communicator& comm, const std::string& path,
                               condition_type condition, options_type options = {},
                               const LoadOptions& opt = {}) {
-    auto in = detail::open_checkpoint<C, Element, dim>(comm, path, checkpoint::Kind::elements,
-                                                       opt.type_tag, options.periodic,
-                                                       options.hold_level);
+    auto in = detail::open_checkpoint<C, Element, dim>(
+        comm, path, checkpoint::Kind::elements, opt.type_tag, options.periodic, options.hold_level);
     return IrregularDomain(LoadTag{}, comm, in, std::move(condition), std::move(options), opt);
   }
 

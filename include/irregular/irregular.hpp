@@ -80,8 +80,8 @@
 // L3 mpi
 #include <irregular/mpi/collective_error.hpp>
 #include <irregular/mpi/communicator.hpp>
-#include <irregular/mpi/file.hpp>
 #include <irregular/mpi/counters.hpp>
+#include <irregular/mpi/file.hpp>
 #include <irregular/mpi/merged_exchange.hpp>
 #include <irregular/mpi/operations.hpp>
 #include <irregular/mpi/sparse_exchange.hpp>
@@ -89,9 +89,9 @@
 
 // L4 dist
 #include <irregular/distributed/checkpoint/sections.hpp>
-#include <irregular/distributed/domain/checkpoint.hpp>
 #include <irregular/distributed/domain/build_profile.hpp>
 #include <irregular/distributed/domain/cell_store.hpp>
+#include <irregular/distributed/domain/checkpoint.hpp>
 #include <irregular/distributed/domain/core.hpp>
 #include <irregular/distributed/domain/element_store.hpp>
 #include <irregular/distributed/domain/neighbourhood.hpp>

@@ -23,9 +23,11 @@ namespace irregular::checkpoint {
 class StreamingChecksum {
  public:
   StreamingChecksum() noexcept { XXH3_64bits_reset(&state_); }
+  /// Appends the next piece.
   void add(std::span<const std::byte> bytes) noexcept {
     XXH3_64bits_update(&state_, bytes.data(), bytes.size());
   }
+  /// XXH3-64 of every byte added so far.
   [[nodiscard]] std::uint64_t value() const noexcept { return XXH3_64bits_digest(&state_); }
 
  private:

@@ -28,12 +28,19 @@
 
 namespace irregular::checkpoint {
 
+/// The first 8 bytes of every checkpoint.
 inline constexpr std::array<char, 8> magic{'I', 'R', 'R', 'E', 'G', 'C', 'K', 'P'};
+/// The version this library writes, and the only one it reads.
 inline constexpr std::uint32_t format_version = 1;
+/// Written in the writer's byte order: a reader that finds it swapped converts the fields.
 inline constexpr std::uint32_t byte_order_mark = 0x01020304u;
+/// Size of the header; the first section starts right after it.
 inline constexpr std::size_t header_bytes = 512;
+/// Where the header's XXH3-64 lies: the last 8 bytes, covering every byte before them.
 inline constexpr std::size_t header_checksum_at = header_bytes - 8;
+/// Width of the curve name field (NUL-padded).
 inline constexpr std::size_t curve_name_bytes = 16;
+/// Width of the type tag field (NUL-padded: at most 63 characters).
 inline constexpr std::size_t type_tag_bytes = 64;
 
 /// Which domain wrote the file.
@@ -41,8 +48,15 @@ enum class Kind : std::uint32_t { elements = 1, cells = 2 };
 /// How records are stored: their bytes, or Boost.Serialization with a length prefix each.
 enum class RecordFormat : std::uint32_t { raw = 0, serialized = 1 };
 
-enum SectionId : int { leaves = 0, records = 1, user = 2 };
+/// The sections, in file order; they index Header::sections.
+enum SectionId : int {
+  leaves = 0,   ///< one fixed-size record per leaf, in curve order
+  records = 1,  ///< the elements or data, in curve order
+  user = 2      ///< the application's own bytes
+};
+/// Number of sections.
 inline constexpr int section_count = 3;
+/// The name of section `s` for messages ("leaves", "records", "user"; "?" out of range).
 [[nodiscard]] inline const char* section_name(int s) noexcept {
   constexpr const char* names[] = {"leaves", "records", "user"};
   return s >= 0 && s < section_count ? names[s] : "?";
@@ -50,28 +64,34 @@ inline constexpr int section_count = 3;
 
 /// Where a section lies, and the checksum of its table of block checksums.
 struct Section {
-  std::uint64_t offset = 0, bytes = 0, table_offset = 0, table_checksum = 0;
+  std::uint64_t offset = 0;          ///< where the section starts in the file
+  std::uint64_t bytes = 0;           ///< its size
+  std::uint64_t table_offset = 0;    ///< where its table of block checksums starts
+  std::uint64_t table_checksum = 0;  ///< XXH3-64 of that table
 };
 
 /// The decoded header.
 struct Header {
-  std::uint32_t version = format_version;
-  bool foreign_order = false;  ///< written on a machine of the other byte order
-  Kind kind = Kind::elements;
-  std::uint32_t dim = 0;
-  std::string curve;  ///< "morton", "hilbert", "peano" or a user curve's name
-  std::uint32_t max_level = 0;
-  std::uint32_t index_bytes = 8;
-  std::array<double, 3> lo{}, hi{};
-  std::uint32_t periodic = 0;  ///< bit d: axis d is periodic
-  std::int32_t hold_level = -1;
-  RecordFormat format = RecordFormat::raw;
-  std::uint64_t record_bytes = 0;  ///< raw: the size of one value; serialized: 0
-  std::string type_tag;
-  bool has_loads = false;  ///< measured leaf loads are stored
-  std::uint64_t leaf_count = 0, record_count = 0, block_bytes = 1u << 20;
-  std::array<Section, section_count> sections{};
-  std::uint64_t file_bytes = 0;
+  std::uint32_t version = format_version;   ///< the format version
+  bool foreign_order = false;               ///< written on a machine of the other byte order
+  Kind kind = Kind::elements;               ///< which domain wrote the file
+  std::uint32_t dim = 0;                    ///< the domain's dimension
+  std::string curve;                        ///< "morton", "hilbert", "peano" or a user curve's name
+  std::uint32_t max_level = 0;              ///< the curve's finest level
+  std::uint32_t index_bytes = 8;            ///< width of a curve index: 8 or 16
+  std::array<double, 3> lo{};               ///< the box's lower corner (0 beyond dim)
+  std::array<double, 3> hi{};               ///< the box's upper corner (0 beyond dim)
+  std::uint32_t periodic = 0;               ///< bit d: axis d is periodic
+  std::int32_t hold_level = -1;             ///< DomainOptions::hold_level (-1: none)
+  RecordFormat format = RecordFormat::raw;  ///< how the records are stored
+  std::uint64_t record_bytes = 0;           ///< raw: the size of one value; serialized: 0
+  std::string type_tag;            ///< the value type's name and version (SaveOptions::type_tag)
+  bool has_loads = false;          ///< measured leaf loads are stored
+  std::uint64_t leaf_count = 0;    ///< leaves in the file
+  std::uint64_t record_count = 0;  ///< records in the file: elements, or one datum per leaf
+  std::uint64_t block_bytes = 1u << 20;  ///< size of a checksum block (a section's last is shorter)
+  std::array<Section, section_count> sections{};  ///< where each section lies, by SectionId
+  std::uint64_t file_bytes = 0;                   ///< the size of the whole file
 
   /// Bytes of one leaf record: start, level, then count (elements), load, first byte (serialized).
   [[nodiscard]] std::uint64_t leaf_record_bytes() const noexcept {
@@ -272,8 +292,8 @@ class Reader {
     if (expect.sections[s].offset != h.sections[s].offset ||
         expect.sections[s].table_offset != h.sections[s].table_offset)
       bad_header(path, std::string("section ") + section_name(s) + " misplaced", 0, rank);
-  if (expect.file_bytes != h.file_bytes || h.sections[leaves].bytes / h.leaf_record_bytes() !=
-                                               h.leaf_count ||
+  if (expect.file_bytes != h.file_bytes ||
+      h.sections[leaves].bytes / h.leaf_record_bytes() != h.leaf_count ||
       h.sections[leaves].bytes % h.leaf_record_bytes() != 0)
     bad_header(path, "inconsistent section sizes", 0, rank);
   if (h.format == RecordFormat::raw && h.sections[records].bytes != h.record_count * h.record_bytes)
@@ -285,8 +305,8 @@ class Reader {
                file_size, rank);
   if (file_size > h.file_bytes)
     bad_header(path,
-               std::to_string(file_size - h.file_bytes) + " bytes beyond the end the header gives (" +
-                   std::to_string(h.file_bytes) + ")",
+               std::to_string(file_size - h.file_bytes) +
+                   " bytes beyond the end the header gives (" + std::to_string(h.file_bytes) + ")",
                h.file_bytes, rank);
   return h;
 }
@@ -294,8 +314,9 @@ class Reader {
 /// The name a curve is stored under: its `name` member ("morton", "hilbert", "peano").
 template <class C>
 [[nodiscard]] std::string curve_name() {
-  static_assert(requires { C::name; },
-                "irregular::checkpoint: give the curve a `static constexpr const char* name`");
+  static_assert(
+      requires { C::name; },
+      "irregular::checkpoint: give the curve a `static constexpr const char* name`");
   return std::string(C::name);
 }
 

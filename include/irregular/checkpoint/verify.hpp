@@ -19,16 +19,18 @@ namespace irregular::checkpoint {
 
 /// The verdict on one section.
 struct SectionReport {
-  std::uint64_t blocks = 0;
-  bool table_ok = false;                 ///< its checksum table matches the header
+  std::uint64_t blocks = 0;               ///< checksum blocks in the section
+  bool table_ok = false;                  ///< its checksum table matches the header
   std::vector<std::uint64_t> bad_blocks;  ///< blocks whose checksum differs
+  /// Whether the table and every block check out.
   [[nodiscard]] bool ok() const noexcept { return table_ok && bad_blocks.empty(); }
 };
 
 /// What inspect() found: the header and each section's verdict.
 struct Report {
-  Header header;
-  std::array<SectionReport, section_count> sections;
+  Header header;                                      ///< the decoded header
+  std::array<SectionReport, section_count> sections;  ///< each section's verdict, by SectionId
+  /// Whether every section checks out.
   [[nodiscard]] bool ok() const noexcept {
     for (const auto& s : sections)
       if (!s.ok()) return false;
@@ -60,9 +62,9 @@ struct Report {
     std::vector<std::uint64_t> table(r.blocks);
     in.seekg(static_cast<std::streamoff>(sec.table_offset));
     in.read(reinterpret_cast<char*>(table.data()), static_cast<std::streamsize>(8 * r.blocks));
-    r.table_ok = static_cast<bool>(in) &&
-                 checksum(std::as_bytes(std::span<const std::uint64_t>(table))) ==
-                     sec.table_checksum;
+    r.table_ok =
+        static_cast<bool>(in) &&
+        checksum(std::as_bytes(std::span<const std::uint64_t>(table))) == sec.table_checksum;
     if (h.foreign_order)
       for (auto& v : table) v = detail::swapped(v);
     in.seekg(static_cast<std::streamoff>(sec.offset));

@@ -24,7 +24,11 @@ namespace irregular::mpi {
 /// the path and MPI's reason; the file is closed by the destructor.
 class File {
  public:
-  enum class Mode { create, read };
+  /// How a file is opened.
+  enum class Mode {
+    create,  ///< a new file for writing (an existing one is truncated)
+    read     ///< an existing file, for reading
+  };
 
   /// Opens `path` on every rank of comm: `create` makes a new file (an existing one is
   /// truncated) for writing, `read` opens an existing one. Collective over comm.
@@ -36,6 +40,7 @@ class File {
   }
   File(const File&) = delete;
   File& operator=(const File&) = delete;
+  /// Takes over o's open file; o holds none after.
   File(File&& o) noexcept : comm_(o.comm_), path_(std::move(o.path_)), fh_(o.fh_) {
     o.fh_ = MPI_FILE_NULL;
   }
@@ -43,6 +48,7 @@ class File {
     if (fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);
   }
 
+  /// The path the file was opened at.
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
   /// Every rank writes its bytes at its own offset. Collective.

@@ -86,6 +86,7 @@ struct SectionShares {
     for (std::size_t r = 0; r < counts.size(); ++r) s.begin[r + 1] = s.begin[r] + counts[r];
     return s;
   }
+  /// Bytes of the whole section: every rank's share.
   [[nodiscard]] std::uint64_t total() const noexcept { return begin.back(); }
   /// The rank whose non-empty share holds byte x (x < total()).
   [[nodiscard]] int holder(std::uint64_t x) const noexcept {
@@ -186,10 +187,10 @@ inline std::vector<std::uint64_t> table_entries(mpi::File& file, const Header& h
 }
 
 /// Reads bytes [b, e) of section `s` into `out` (e - b bytes), verifying every block they touch
-/// against its entry of the section's table (only those entries are read): the interior lands in `out` directly, the parts of the first and last
-/// blocks outside [b, e) in small side buffers. Throws irregular::checkpoint_error naming the
-/// section, the block and its byte offset on a mismatch. Collective over comm (every rank
-/// calls it, with an empty range when it reads nothing).
+/// against its entry of the section's table (only those entries are read): the interior lands in
+/// `out` directly, the parts of the first and last blocks outside [b, e) in small side buffers.
+/// Throws irregular::checkpoint_error naming the section, the block and its byte offset on a
+/// mismatch. Collective over comm (every rank calls it, with an empty range when it reads nothing).
 inline void read_section_into(mpi::File& file, const Header& h, int s, std::uint64_t b,
                               std::uint64_t e, std::span<std::byte> out, const std::string& path,
                               int rank) {
@@ -207,11 +208,14 @@ inline void read_section_into(mpi::File& file, const Header& h, int s, std::uint
     const std::uint64_t k = at / B, end = std::min(at + B, re);
     StreamingChecksum sum;
     const auto piece = [&](std::uint64_t from, std::uint64_t to) {  // [from, to) of the section
-      if (from < b) sum.add(std::span<const std::byte>(head).subspan(from - rb, std::min(to, b) - from));
+      if (from < b)
+        sum.add(std::span<const std::byte>(head).subspan(from - rb, std::min(to, b) - from));
       if (to > b && from < e)
         sum.add(std::span<const std::byte>(out).subspan(std::max(from, b) - b,
                                                         std::min(to, e) - std::max(from, b)));
-      if (to > e) sum.add(std::span<const std::byte>(tail).subspan(std::max(from, e) - e, to - std::max(from, e)));
+      if (to > e)
+        sum.add(std::span<const std::byte>(tail).subspan(std::max(from, e) - e,
+                                                         to - std::max(from, e)));
     };
     piece(at, end);
     if (sum.value() != table[k - rb / B])
@@ -223,9 +227,8 @@ inline void read_section_into(mpi::File& file, const Header& h, int s, std::uint
 }
 
 /// read_section_into a new buffer of e - b bytes.
-inline std::vector<std::byte> read_section(mpi::File& file, const Header& h, int s,
-                                           std::uint64_t b, std::uint64_t e,
-                                           const std::string& path, int rank) {
+inline std::vector<std::byte> read_section(mpi::File& file, const Header& h, int s, std::uint64_t b,
+                                           std::uint64_t e, const std::string& path, int rank) {
   std::vector<std::byte> out(b < e ? e - b : 0);
   read_section_into(file, h, s, b, e, out, path, rank);
   return out;

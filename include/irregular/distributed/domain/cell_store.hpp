@@ -51,18 +51,23 @@ struct raw_transport<irregular::detail::Keyed<I, Data>>
     : std::bool_constant<is_raw_transportable<Data>> {};
 }  // namespace mpi
 
+/// What lives on the leaves of a CellDomain on one rank: one datum per local leaf, in leaf order.
 template <class Data, SpaceFillingCurve C>
 class CellStore {
  public:
-  static constexpr int dim = C::dim;
-  static constexpr bool per_leaf = true;
-  using value_type = Data;
-  using index_type = typename C::index_type;
+  static constexpr int dim = C::dim;          ///< dimension of the box and of the cells
+  static constexpr bool per_leaf = true;      ///< one value per leaf
+  using value_type = Data;                    ///< the values stored: one datum per leaf
+  using index_type = typename C::index_type;  ///< the curve's index (finest-level keys)
+  /// A datum with its leaf's start and level, as it travels through the general remap.
   using Keyed = detail::Keyed<index_type, Data>;
 
+  /// An empty store over `box`.
   explicit CellStore(const Box<dim>& box) : box_(box) {}
 
+  /// The box the leaves tile.
   [[nodiscard]] const Box<dim>& box() const noexcept { return box_; }
+  /// Number of data held: one per local leaf.
   [[nodiscard]] std::size_t size() const noexcept { return data.size(); }
   /// A leaf holds no elements: per-element metrics are refused by CellDomain.
   [[nodiscard]] std::span<const Data> of_leaf(std::size_t) const noexcept { return {}; }
@@ -70,6 +75,7 @@ class CellStore {
   [[nodiscard]] std::span<const index_type> keys_of(const LocalLeaves<C>& leaves) const noexcept {
     return leaves.starts();
   }
+  /// Bytes that travel per leaf (its datum, start and level), for the estimate of a remap's cost.
   static constexpr std::size_t item_bytes = sizeof(Data) + sizeof(index_type) + 1;
 
   /// Leaf i's datum is values[i]: offsets 0, 1, ..., n (kept for the ghost layer's interface).
@@ -80,6 +86,7 @@ class CellStore {
     }
     return offsets_;
   }
+  /// The data leaf by leaf (one each), as the ghost layer and a checkpoint read them.
   [[nodiscard]] LeafPayload<Data> payload() const {
     return {std::span<const Data>(data), offsets()};
   }
@@ -111,11 +118,14 @@ class CellStore {
     for (auto& k : keyed) data.push_back(std::move(k.data));
     return settled;
   }
+  /// Maps the headroom's pages now (DomainOptions::resident_headroom).
   void touch_headroom() noexcept {
     if constexpr (requires { data.touch_room(); }) data.touch_room();
   }
   /// Takes the data of the leaves read from a checkpoint (one per leaf, in leaf order).
-  void adopt(detail::store_vector<Data>&& values, const LocalLeaves<C>&) { data = std::move(values); }
+  void adopt(detail::store_vector<Data>&& values, const LocalLeaves<C>&) {
+    data = std::move(values);
+  }
 
   detail::store_vector<Data> data;  ///< one datum per leaf, in leaf order
 

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -34,10 +35,8 @@
 #include <string>
 #include <system_error>
 #include <type_traits>
-#include <vector>
-
-#include <fcntl.h>
 #include <unistd.h>
+#include <vector>
 
 namespace irregular {
 
@@ -54,7 +53,7 @@ struct SaveOptions {
 
 /// What a load checks and returns besides the domain.
 struct LoadOptions {
-  std::string type_tag{};      ///< must equal the saved one
+  std::string type_tag{};       ///< must equal the saved one
   std::string* user = nullptr;  ///< receives the saved user bytes (on every rank)
 };
 
@@ -92,6 +91,13 @@ void append_serialized(std::vector<std::byte>& out, const T& v) {
   std::memcpy(out.data() + at + 8, s.data(), n);
 }
 
+/// Byte strings in lexicographic order (how records at one position are ordered in a file).
+inline bool by_bytes(const std::vector<std::byte>& x, const std::vector<std::byte>& y) noexcept {
+  const std::size_t n = std::min(x.size(), y.size());
+  const int c = n ? std::memcmp(x.data(), y.data(), n) : 0;
+  return c != 0 ? c < 0 : x.size() < y.size();
+}
+
 /// A domain's description as a checkpoint header (before counts and places).
 template <class C, class T>
 checkpoint::Header describe(checkpoint::Kind kind, const Box<C::dim>& box,
@@ -122,9 +128,8 @@ inline void check_writable(const std::string& path) {
   const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : ".";
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    throw checkpoint_error("irregular checkpoint '" + path + "': directory '" + dir.string() +
-                               "' does not exist",
-                           0);
+    throw checkpoint_error(
+        "irregular checkpoint '" + path + "': directory '" + dir.string() + "' does not exist", 0);
   if (::access(dir.c_str(), W_OK) != 0)
     throw checkpoint_error(
         "irregular checkpoint '" + path + "': directory '" + dir.string() + "' is not writable", 0);
@@ -143,8 +148,7 @@ inline void sync_directory(const std::string& path) {
 
 /// Saves a domain core (collective). `kind`: which front; the values are the store's payload.
 template <class Core>
-void save_core(Core& core, const std::string& path, checkpoint::Kind kind,
-               const SaveOptions& opt) {
+void save_core(Core& core, const std::string& path, checkpoint::Kind kind, const SaveOptions& opt) {
   using C = typename Core::curve_type;
   using T = typename Core::value_type;
   using I = typename C::index_type;
@@ -154,9 +158,8 @@ void save_core(Core& core, const std::string& path, checkpoint::Kind kind,
   const auto& leaves = core.leaves_;
   const auto payload = core.payload();
   const bool elements = kind == ck::Kind::elements;
-  ck::Header h =
-      describe<C, T>(kind, core.store_.box(), core.options_.periodic, core.options_.hold_level,
-                     Core::measured, opt.type_tag);
+  ck::Header h = describe<C, T>(kind, core.store_.box(), core.options_.periodic,
+                                core.options_.hold_level, Core::measured, opt.type_tag);
   h.block_bytes = opt.block_bytes;
 
   // 1. This rank's records, in curve order; equal keys (elements at one position) ordered by
@@ -203,7 +206,7 @@ void save_core(Core& core, const std::string& path, checkpoint::Kind kind,
           while (ties && j < payload.offsets[l + 1] && keys[j] == keys[i]) ++j;
           run.assign(j - i, {});
           for (std::size_t k = i; k < j; ++k) append_serialized(run[k - i], vals[k]);
-          std::sort(run.begin(), run.end());
+          if (run.size() > 1) std::sort(run.begin(), run.end(), by_bytes);
           for (const auto& r : run) encoded.insert(encoded.end(), r.begin(), r.end());
           i = j;
         }
@@ -264,8 +267,7 @@ void save_core(Core& core, const std::string& path, checkpoint::Kind kind,
   };
   const auto agree_step = [&](const char* phase) {
     ck::agree(comm, [&] {
-      if (failed)
-        throw checkpoint_error("irregular checkpoint '" + path + "': " + *failed, me);
+      if (failed) throw checkpoint_error("irregular checkpoint '" + path + "': " + *failed, me);
       if (phase) ck::detail::reached(phase);
     });
   };
@@ -304,9 +306,9 @@ void save_core(Core& core, const std::string& path, checkpoint::Kind kind,
       std::error_code ec;
       std::filesystem::rename(tmp, path, ec);
       if (ec)
-        throw checkpoint_error(
-            "irregular checkpoint '" + path + "': rename from '" + tmp + "' failed: " + ec.message(),
-            0);
+        throw checkpoint_error("irregular checkpoint '" + path + "': rename from '" + tmp +
+                                   "' failed: " + ec.message(),
+                               0);
       sync_directory(path);
     });
   } catch (const checkpoint_error&) {
@@ -368,9 +370,9 @@ OpenedCheckpoint open_checkpoint(const boost::mpi::communicator& comm, const std
     differ("max_level", std::to_string(got.max_level), std::to_string(want.max_level));
     differ("index width", std::to_string(got.index_bytes), std::to_string(want.index_bytes));
     const auto fmt = [](const ck::Header& x) {
-      return x.format == ck::RecordFormat::raw ? "raw records of " + std::to_string(x.record_bytes) +
-                                                     " bytes"
-                                               : std::string("serialized records");
+      return x.format == ck::RecordFormat::raw
+                 ? "raw records of " + std::to_string(x.record_bytes) + " bytes"
+                 : std::string("serialized records");
     };
     differ("record format", fmt(got), fmt(want));
     differ("type tag", "'" + got.type_tag + "'", "'" + want.type_tag + "'");
@@ -378,12 +380,11 @@ OpenedCheckpoint open_checkpoint(const boost::mpi::communicator& comm, const std
     differ("hold_level", std::to_string(got.hold_level), std::to_string(want.hold_level));
     if (got.foreign_order && got.record_count > 0)
       ck::bad_header(path,
-                     "written on a machine of the other byte order: its records (" +
-                         fmt(got) + ") cannot be converted",
+                     "written on a machine of the other byte order: its records (" + fmt(got) +
+                         ") cannot be converted",
                      8, me);
     for (std::uint32_t d = 0; d < got.dim; ++d)
-      if (!(got.lo[d] < got.hi[d]))
-        ck::bad_header(path, "an empty box", 0, me);
+      if (!(got.lo[d] < got.hi[d])) ck::bad_header(path, "an empty box", 0, me);
     return got;
   });
   return OpenedCheckpoint{std::move(*file), std::move(h), path};
@@ -431,21 +432,21 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
       for (int s = 0; s < ck::section_count; ++s) ck::verify_table(in.file, h, s, path, me);
   });
   auto leaf_in = ck::agree(comm, [&] {
-    return ck::read_section(in.file, h, ck::leaves, a * rec, b_read * rec,
-                            path, me);
+    return ck::read_section(in.file, h, ck::leaves, a * rec, b_read * rec, path, me);
   });
   std::uint64_t count_mine = 0, rec_begin = 0, rec_end = 0;
   std::vector<std::uint64_t> counts;
   ck::agree(comm, [&] {
     const auto bad = [&](std::uint64_t leaf, const std::string& what) {
-      throw checkpoint_error("irregular checkpoint '" + path + "': leaf " + std::to_string(leaf) +
-                                 " " + what,
-                             me, "leaves", -1, h.sections[ck::leaves].offset + leaf * rec);
+      throw checkpoint_error(
+          "irregular checkpoint '" + path + "': leaf " + std::to_string(leaf) + " " + what, me,
+          "leaves", -1, h.sections[ck::leaves].offset + leaf * rec);
     };
     leaves.reserve(b - a);
     std::uint64_t first_byte_a = 0;
     for (std::uint64_t k = a; k < b_read; ++k) {
-      ck::detail::Reader r(std::span<const std::byte>(leaf_in).subspan((k - a) * rec, rec), h.foreign_order);
+      ck::detail::Reader r(std::span<const std::byte>(leaf_in).subspan((k - a) * rec, rec),
+                           h.foreign_order);
       I s = static_cast<I>(r.get<std::uint64_t>());
       if constexpr (sizeof(I) == 16) s |= static_cast<I>(r.get<std::uint64_t>()) << 64;
       const int level = r.get<std::uint8_t>();
@@ -458,7 +459,8 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
         break;
       }
       if (level > C::max_level || s % detail::span_at<C>(level) != 0) bad(k, "is not a cell");
-      if (!leaves.empty() && leaves.end(leaves.size() - 1) != s) bad(k, "does not follow its predecessor");
+      if (!leaves.empty() && leaves.end(leaves.size() - 1) != s)
+        bad(k, "does not follow its predecessor");
       leaves.push_back(s, level, count);
       counts.push_back(count);
       count_mine += count;
@@ -479,13 +481,14 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
   first_record -= count_mine;
   {
     const auto words = [](I x) {
-      return std::array<std::uint64_t, 2>{static_cast<std::uint64_t>(x),
-                                          sizeof(I) == 16 ? static_cast<std::uint64_t>(x >> 32 >> 32) : 0};
+      return std::array<std::uint64_t, 2>{
+          static_cast<std::uint64_t>(x),
+          sizeof(I) == 16 ? static_cast<std::uint64_t>(x >> 32 >> 32) : 0};
     };
     const auto s0 = words(leaves.empty() ? I{0} : leaves.start(0));
     const auto e0 = words(leaves.empty() ? I{0} : leaves.end(leaves.size() - 1));
-    const std::array<std::uint64_t, 6> mine{leaves.empty() ? 0u : 1u, s0[0], s0[1], e0[0], e0[1],
-                                            count_mine};
+    const std::array<std::uint64_t, 6> mine{
+        leaves.empty() ? 0u : 1u, s0[0], s0[1], e0[0], e0[1], count_mine};
     std::vector<std::array<std::uint64_t, 6>> all;
     boost::mpi::all_gather(comm, mine, all);
     ck::agree(comm, [&] {
@@ -495,13 +498,15 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
         total += r[5];
         if (!r[0]) continue;
         if (r[1] != at[0] || r[2] != at[1])
-          throw checkpoint_error("irregular checkpoint '" + path + "': the leaves do not tile the domain",
-                                 me, "leaves", -1, h.sections[ck::leaves].offset);
+          throw checkpoint_error(
+              "irregular checkpoint '" + path + "': the leaves do not tile the domain", me,
+              "leaves", -1, h.sections[ck::leaves].offset);
         at = {r[3], r[4]};
       }
       if (at != words(detail::index_end<C>()) && L > 0)
-        throw checkpoint_error("irregular checkpoint '" + path + "': the leaves do not cover the domain",
-                               me, "leaves", -1, h.sections[ck::leaves].offset);
+        throw checkpoint_error(
+            "irregular checkpoint '" + path + "': the leaves do not cover the domain", me, "leaves",
+            -1, h.sections[ck::leaves].offset);
       if (total != h.record_count)
         throw checkpoint_error("irregular checkpoint '" + path + "': the leaves hold " +
                                    std::to_string(total) + " records, the header says " +
@@ -524,10 +529,10 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
   else
     serialized.resize(rec_end - rec_begin);
   ck::agree(comm, [&] {
-    const auto into = raw_records<T> ? std::as_writable_bytes(std::span<T>(values.data(), values.size()))
-                                     : std::span<std::byte>(serialized);
-    ck::read_section_into(in.file, h, ck::records, rec_begin, rec_end, into,
-                          path, me);
+    const auto into = raw_records<T>
+                          ? std::as_writable_bytes(std::span<T>(values.data(), values.size()))
+                          : std::span<std::byte>(serialized);
+    ck::read_section_into(in.file, h, ck::records, rec_begin, rec_end, into, path, me);
   });
   if constexpr (!raw_records<T>) {
     ck::agree(comm, [&] {
@@ -539,7 +544,8 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
         if (at + 8 > src.size() || (std::memcpy(&n, src.data() + at, 8), n > src.size() - at - 8))
           throw checkpoint_error("irregular checkpoint '" + path + "': record " +
                                      std::to_string(first_record + i) + " overruns its section",
-                                 me, "records", -1, h.sections[ck::records].offset + rec_begin + at);
+                                 me, "records", -1,
+                                 h.sections[ck::records].offset + rec_begin + at);
         std::istringstream is(std::string(reinterpret_cast<const char*>(src.data() + at + 8), n),
                               std::ios::binary);
         boost::archive::binary_iarchive ar(is, boost::archive::no_header);
@@ -549,14 +555,14 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
         at += 8 + n;
       }
       if (at != src.size())
-        throw checkpoint_error("irregular checkpoint '" + path + "': records do not fill the leaves",
-                               me, "records", -1, h.sections[ck::records].offset + rec_begin + at);
+        throw checkpoint_error(
+            "irregular checkpoint '" + path + "': records do not fill the leaves", me, "records",
+            -1, h.sections[ck::records].offset + rec_begin + at);
     });
   }
   // The user section is verified even when not asked for: every byte of the file is checked.
   const auto user_in = ck::agree(comm, [&] {
-    return ck::read_section(in.file, h, ck::user, 0, h.sections[ck::user].bytes,
-                            path, me);
+    return ck::read_section(in.file, h, ck::user, 0, h.sections[ck::user].bytes, path, me);
   });
   if (opt.user) opt.user->assign(reinterpret_cast<const char*>(user_in.data()), user_in.size());
   in.file.close();

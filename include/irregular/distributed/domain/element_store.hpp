@@ -30,24 +30,32 @@
 
 namespace irregular {
 
+/// What lives on the leaves of an IrregularDomain on one rank: the elements sorted by curve key,
+/// their keys, each local leaf's run of them, and the inserted elements waiting to join.
 template <class Element, SpaceFillingCurve C>
 requires Locatable<Element, C::dim>
 class ElementStore {
  public:
-  static constexpr int dim = C::dim;
-  static constexpr bool per_leaf = false;
-  using value_type = Element;
-  using index_type = typename C::index_type;
+  static constexpr int dim = C::dim;          ///< dimension of the box and of the cells
+  static constexpr bool per_leaf = false;     ///< a leaf holds a run of elements, not one value
+  using value_type = Element;                 ///< the values stored: the elements
+  using index_type = typename C::index_type;  ///< the curve's index (finest-level keys)
+  /// Bytes that travel per element (it and its key), for the estimate of a remap's cost.
   static constexpr std::size_t item_bytes = sizeof(Element) + sizeof(index_type);
+  /// Finest cells per axis (computed once: keys are computed for every element of a build or load).
+  static constexpr coord_t cells_per_axis =
+      ipow<coord_t>(static_cast<coord_t>(C::arity), C::max_level);
 
+  /// An empty store over `box`.
   explicit ElementStore(const Box<dim>& box) : box_(box) {}
 
+  /// The box the elements lie in.
   [[nodiscard]] const Box<dim>& box() const noexcept { return box_; }
   /// Curve key of a position (finest-level index). Precondition: inside the box.
   [[nodiscard]] index_type key_of_position(const std::array<double, dim>& x) const {
-    const coord_t n = ipow<coord_t>(static_cast<coord_t>(C::arity), C::max_level);
-    return C::index(box_.cell_of(x, C::max_level, n));
+    return C::index(box_.cell_of(x, C::max_level, cells_per_axis));
   }
+  /// Curve key of an element: the key of its position. Precondition: inside the box.
   [[nodiscard]] index_type key_of(const Element& e) const {
     return key_of_position(element_traits<Element>::position(e));
   }
@@ -121,18 +129,22 @@ class ElementStore {
     keys.touch_room();
     offsets.touch_room();
   }
+  /// Local leaf i's run of elements.
   [[nodiscard]] std::span<Element> of_leaf(std::size_t i) noexcept {
     return std::span<Element>(elements).subspan(offsets[i], offsets[i + 1] - offsets[i]);
   }
+  /// Local leaf i's run of elements (read-only).
   [[nodiscard]] std::span<const Element> of_leaf(std::size_t i) const noexcept {
     return std::span<const Element>(elements).subspan(offsets[i], offsets[i + 1] - offsets[i]);
   }
 
+  /// Number of elements held, not counting the pending ones.
   [[nodiscard]] std::size_t size() const noexcept { return elements.size(); }
   /// The curve keys of what travels: the elements' keys.
   [[nodiscard]] std::span<const index_type> keys_of(const LocalLeaves<C>&) const noexcept {
     return keys;
   }
+  /// The elements leaf by leaf, as the ghost layer and a checkpoint read them.
   [[nodiscard]] LeafPayload<Element> payload() const {
     return {std::span<const Element>(elements), std::span<const std::size_t>(offsets)};
   }

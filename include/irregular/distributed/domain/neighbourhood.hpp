@@ -12,12 +12,13 @@ namespace irregular {
 /// The neighbours of one local leaf: local leaf ids and the index ranges held by other ranks.
 template <class Index>
 struct Neighbourhood {
+  /// A range of remote indices and a rank that holds data there.
   struct Remote {
     IndexInterval<Index> interval;  ///< finest-level curve indices of the remote space
     int owner;                      ///< a rank that holds data there
   };
-  std::vector<std::size_t> local;
-  std::vector<Remote> remote;
+  std::vector<std::size_t> local;  ///< ids of the local leaves met
+  std::vector<Remote> remote;      ///< the remote ranges met, sorted by start, then by owner
 };
 
 }  // namespace irregular
