@@ -142,7 +142,7 @@ int main(int argc, char** argv) {
         std::size_t got = 0;
         mpi::PhaseStats stats;
         auto count = [&](int, std::span<const Rec> r) { got += r.size(); };
-        // b = 1 under NBX is slow (see the README note), so fewer repeats there.
+        // b = 1 under NBX is slow (bench/results/ghost.md, "Merge buffer b"), so fewer repeats there.
         const double t = median_time(world, b == 1 ? std::min(repeats, 3) : repeats, [&] {
           got = 0;
           mpi::MergedExchange<Rec> ex(world, 9, {b, term});

@@ -1,8 +1,8 @@
 // Large blocks that the element and leaf arrays release, kept on the releasing thread for the
 // next array of about their size. Their pages are mapped already, so the next remap or move
 // writes into them without a page fault per 4 KiB, which on the machines measured costs about
-// 40 times a rewrite of mapped memory (bench/README.md, "Against Zoltan and p4est"). The same
-// idea as the transport's frame pool, for the arrays themselves.
+// 40 times a rewrite of mapped memory (bench/results/anchors.md, "Released arrays are reused"). The
+// same idea as the transport's frame pool, for the arrays themselves.
 #pragma once
 
 #include <cstddef>

@@ -9,7 +9,7 @@
 // difference P[j] - P[i] of the prefix sums (the search snaps to realised part costs, so the
 // result equals the DP oracle on the same sums bit for bit). Against real arithmetic on the
 // loads, the prefix sums carry the usual summation error, so the bottleneck is within an
-// absolute 2 (n + 1) u total of the exact optimum (u = 2^-53); see doc/partition.md.
+// absolute 2 (n + 1) u total of the exact optimum (u = 2^-53); see doc/guide/partitioners.md.
 #pragma once
 
 #include <irregular/core/error.hpp>

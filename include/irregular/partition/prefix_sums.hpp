@@ -93,7 +93,7 @@ class PrefixSums {
 /// pre(x) -> sum (e.g. a stripe of a 2D prefix array). A chain is a sub-range [lo, hi) of an
 /// accessor: part [i, j) costs pre(j) - pre(i), so pre must be nondecreasing on [lo, hi].
 /// Sums are integers (exact), uint128_t, or floating point (the cost model is then the rounded
-/// difference pre(j) - pre(i), see doc/partition.md).
+/// difference pre(j) - pre(i), see doc/guide/partitioners.md).
 template <class A>
 concept PrefixAccessor =
     (std::is_pointer_v<A> &&

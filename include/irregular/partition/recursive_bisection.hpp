@@ -15,7 +15,8 @@ namespace irregular::partition {
 namespace detail {
 // The cut between y and y+1 (the task holding the target) is chosen by the weighted rule
 // (t - P[y]) * q <= w * q1, which keeps every child's average within wmax * (1/q_child - 1/q)
-// of what the induction needs: it yields Lmax <= Lavg + wmax * (1 - 1/p) (doc/partition.md).
+// of what the induction needs: it yields Lmax <= Lavg + wmax * (1 - 1/p)
+// (doc/guide/partitioners.md).
 template <class W>
 void bisect(std::span<const W> P, std::size_t a, std::size_t b, std::size_t first, std::size_t q,
             std::vector<std::size_t>& s) {

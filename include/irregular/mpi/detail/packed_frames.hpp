@@ -1,7 +1,7 @@
 // Serialized values on the wire of sparse exchanges and migration: frames of the wire archive
 // (detail/wire_archive.hpp), each element's serialize() called directly; element types opted out
 // by mpi::packed_archive_transport travel through Boost.MPI packed archives instead.
-// bench/README.md, transport: the wire archive is several times faster than either Boost archive.
+// bench/results/transport.md: the wire archive is several times faster than either Boost archive.
 #pragma once
 
 #include <irregular/core/detail/uninitialized_allocator.hpp>
@@ -47,7 +47,7 @@ using FrameBuffer = std::vector<char, UninitializedAllocator<char>>;
 
 /// Frame buffers kept on this thread between exchanges, so that a program that migrates every
 /// step reuses pages it has already touched: fresh pages of a large buffer are faulted in one by
-/// one, which costs more than serializing into them (bench/README.md, transport). At most
+/// one, which costs more than serializing into them (bench/results/transport.md). At most
 /// frame_pool_buffers buffers and frame_pool_bytes bytes stay.
 inline constexpr std::size_t frame_pool_buffers = 16;
 inline constexpr std::size_t frame_pool_bytes = std::size_t{256} << 20;

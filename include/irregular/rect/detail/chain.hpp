@@ -1,6 +1,6 @@
 // Thin adapter from the rectangular partitioners to the 1D engine of partition/ (nicol_plus.hpp:
 // optimal_bottleneck): a chain is a callable prefix view pre(x) of a stripe, cut on [lo, hi).
-// No algorithm lives here (doc/rect.md: rect/ includes partition/, never the reverse).
+// No algorithm lives here (doc/guide/rectangular.md: rect/ includes partition/, never the reverse).
 #pragma once
 
 #include <irregular/partition/nicol_plus.hpp>
@@ -14,7 +14,7 @@ namespace irregular::detail {
 /// Optimal 1D partition of [lo, hi) into p parts: the bottleneck (exact for integer sums).
 /// When `ends` is given, it receives the p part ends: the greedy optimal separators (trailing
 /// parts may be empty, ending at hi). Greedy, not balanced: the 2D heuristics were tuned on
-/// them, and balanced 1D cuts moved their Lmax both ways on bench/rect (doc/rect.md).
+/// them, and balanced 1D cuts moved their Lmax both ways on bench/rect (doc/guide/rectangular.md).
 template <class S, class Pre>
 S chain_optimum(const Pre& pre, std::size_t lo, std::size_t hi, std::size_t p,
                 std::vector<std::size_t>* ends = nullptr,
