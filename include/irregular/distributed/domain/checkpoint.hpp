@@ -8,6 +8,8 @@
 #include <irregular/checkpoint/checksum.hpp>
 #include <irregular/checkpoint/format.hpp>
 #include <irregular/core/box.hpp>
+#include <irregular/core/detail/headroom.hpp>
+#include <irregular/core/detail/splice_vector.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/distributed/checkpoint/sections.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
@@ -524,9 +526,11 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
                              me, "records", -1, h.sections[ck::records].offset);
   });
   std::vector<std::byte> serialized;
-  if constexpr (raw_records<T>)
-    values.resize(count_mine);
-  else
+  if constexpr (raw_records<T>) {
+    // With the store's headroom now, so indexing the leaves later does not copy them again.
+    detail::reserve_headroom(values, count_mine);
+    detail::resize_for_overwrite(values, count_mine);
+  } else
     serialized.resize(rec_end - rec_begin);
   ck::agree(comm, [&] {
     const auto into = raw_records<T>

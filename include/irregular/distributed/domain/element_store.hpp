@@ -87,7 +87,7 @@ class ElementStore {
 
   /// Keys of every element, in element order (after the elements changed).
   void rekey() {
-    keys.resize(elements.size());
+    detail::resize_for_overwrite(keys, elements.size());  // every key is written next
     for (std::size_t i = 0; i < elements.size(); ++i) keys[i] = key_of(elements[i]);
   }
 
@@ -111,12 +111,13 @@ class ElementStore {
   /// irregular::checkpoint_error when an element lies outside the leaf that held it.
   void adopt(detail::store_vector<Element>&& values, const LocalLeaves<C>& leaves) {
     elements = std::move(values);
-    rekey();
-    std::size_t e = 0;
+    detail::reserve_headroom(keys, elements.size());  // before the keys: no copy when indexing
+    detail::resize_for_overwrite(keys, elements.size());
+    std::size_t e = 0;  // the counts sum to the elements (checked by the reader)
     for (std::size_t i = 0; i < leaves.size(); ++i) {
       const auto iv = leaves.interval(i);
       for (std::uint64_t k = 0; k < leaves.counts()[i]; ++k, ++e)
-        if (keys[e] < iv.start || !(keys[e] < iv.end))
+        if (keys[e] = key_of(elements[e]); keys[e] < iv.start || !(keys[e] < iv.end))
           throw checkpoint_error("irregular checkpoint: element " + std::to_string(e) +
                                      " of this rank's share lies outside its leaf",
                                  0, "records");
