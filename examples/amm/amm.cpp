@@ -8,6 +8,19 @@
 // --truncation adds the composite operator's truncation error on exact cell means: its max at the
 // interface leaves (those that read a fine ghost inside a coarser leaf), at the other leaves on the
 // boundary and at the rest.
+//
+// Checkpoint and restart (issue 26). A step is one V-cycle, with the refinement that ends a stage.
+// --steps S stops after cycle S (default: the whole schedule, stages * vcycles + final);
+// --checkpoint-every N --checkpoint PATH saves the composite grid after every N-th cycle, with
+// the problem, the schedule and the place in it; --restart PATH loads that grid on any number of
+// ranks and continues the schedule: the final digest is bit for bit the one of a straight run.
+// A restart is given the run's problem and schedule options again (--problem, --l0, --lmax,
+// --hold, --tau, --sweeps, --stages, --vcycles, --final): they are checked against the
+// checkpoint. The rank count, --strategies, --threshold and --steps may change: they do not
+// change the values.
+//
+//   mpiexec -n 3 amm --problem 2 --l0 4 --lmax 6 --hold 3 --steps 4 --checkpoint-every 4 --checkpoint c.ck
+//   mpiexec -n 2 amm --problem 2 --l0 4 --lmax 6 --hold 3 --restart c.ck   # the straight run's digest
 #include "solver.hpp"
 
 #include <irregular/io/svg.hpp>
@@ -20,6 +33,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <sstream>
 
 namespace {
@@ -35,6 +50,9 @@ struct Args {
   double expect_order = 0;
   bool truncation = false;  // --convergence: print the truncation errors too
   std::string expect_digest;
+  int steps = -1;          // stop after this V-cycle (-1: the whole schedule)
+  int every = 0;           // --checkpoint-every
+  std::string checkpoint, restart;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -69,6 +87,10 @@ Args parse(int argc, char** argv) {
     else if (k == "--expect-order") a.expect_order = std::stod(next());
     else if (k == "--truncation") a.truncation = true;
     else if (k == "--expect-digest") a.expect_digest = next();
+    else if (k == "--steps") a.steps = std::stoi(next());
+    else if (k == "--checkpoint-every") a.every = std::stoi(next());
+    else if (k == "--checkpoint") a.checkpoint = next();
+    else if (k == "--restart") a.restart = next();
     else throw std::invalid_argument("unknown option " + k);
   }
   auto& o = a.opt;
@@ -78,6 +100,11 @@ Args parse(int argc, char** argv) {
     throw std::invalid_argument("sweeps, vcycles and tau must be positive, stages and final not negative");
   if (o.strategies.empty()) throw std::invalid_argument("--strategies needs at least one of RA, FP, IFP");
   for (const auto& s : o.strategies) irregular::ghost::ByName{s};  // rejects unknown names
+  if (a.every < 0 || (a.every > 0) != !a.checkpoint.empty())
+    throw std::invalid_argument("--checkpoint-every N (N >= 1) and --checkpoint PATH go together");
+  if (a.steps < -1) throw std::invalid_argument("--steps must not be negative");
+  if (a.convergence && (a.every > 0 || !a.restart.empty() || a.steps >= 0))
+    throw std::invalid_argument("--convergence takes no --steps, --checkpoint-every or --restart");
   return a;
 }
 
@@ -87,16 +114,90 @@ std::string hex(std::uint64_t d) {
   return b;
 }
 
+/// The place in the schedule: the V-cycles done, and the cycle that ends the refinement phase
+/// (stages * vcycles, or an earlier stage's last cycle once a refinement found nothing).
+struct Progress {
+  int done = 0;
+  int refine_until = 0;
+  [[nodiscard]] int total(const Args& a) const { return refine_until + a.final_cycles; }
+};
+
+// ---- the checkpoint's user section: options, schedule, place in it ---------------------------
+
+constexpr const char* checkpoint_tag = "irregular-example amm/Leaf v1";
+
+std::string encode_state(const Args& a, const Progress& p) {
+  const auto& o = a.opt;
+  std::ostringstream out;
+  out << "amm run v1\n"
+      << "problem " << static_cast<int>(o.problem) << "\nl0 " << o.l0 << "\nlmax " << o.lmax << "\nhold " << o.hold
+      << "\ntau " << std::bit_cast<std::uint64_t>(o.tau) << "\nsweeps " << o.sweeps << "\nstages " << a.stages
+      << "\nvcycles " << a.vcycles << "\nfinal " << a.final_cycles << "\ndone " << p.done << "\nrefine_until "
+      << p.refine_until << "\n";
+  return out.str();
+}
+
+/// The place in the schedule from a checkpoint's user section, whose problem and schedule
+/// options must be a's. Every rank holds the same bytes and throws alike.
+Progress decode_state(const std::string& user, const Args& a) {
+  std::istringstream in(user);
+  std::string head;
+  std::map<std::string, std::uint64_t> v;
+  if (!std::getline(in, head) || head != "amm run v1")
+    throw irregular::invalid_argument("'" + a.restart + "' is a checkpoint, but not of an amm run");
+  for (std::string k; in >> k;) in >> v[k];
+  const auto get = [&](const char* k) -> std::uint64_t {
+    const auto it = v.find(k);
+    if (it == v.end()) throw irregular::invalid_argument("'" + a.restart + "' lacks the field " + k);
+    return it->second;
+  };
+  Args f = a;
+  auto& o = f.opt;
+  o.problem = static_cast<amm::Problem>(get("problem"));
+  o.l0 = static_cast<int>(get("l0"));
+  o.lmax = static_cast<int>(get("lmax"));
+  o.hold = static_cast<int>(get("hold"));
+  o.tau = std::bit_cast<double>(get("tau"));
+  o.sweeps = static_cast<int>(get("sweeps"));
+  f.stages = static_cast<int>(get("stages"));
+  f.vcycles = static_cast<int>(get("vcycles"));
+  f.final_cycles = static_cast<int>(get("final"));
+  const Progress p{static_cast<int>(get("done")), static_cast<int>(get("refine_until"))};
+  const auto agree = [&](const char* option, bool same, const std::string& saved) {
+    if (!same)
+      throw irregular::invalid_argument(std::string(option) + " differs from the checkpoint's " + saved +
+                                        " (a restart is given the run's options)");
+  };
+  agree("--problem", o.problem == a.opt.problem, amm::name_of(o.problem));
+  agree("--l0", o.l0 == a.opt.l0, std::to_string(o.l0));
+  agree("--lmax", o.lmax == a.opt.lmax, std::to_string(o.lmax));
+  agree("--hold", o.hold == a.opt.hold, std::to_string(o.hold));
+  agree("--tau", o.tau == a.opt.tau, std::to_string(o.tau));
+  agree("--sweeps", o.sweeps == a.opt.sweeps, std::to_string(o.sweeps));
+  agree("--stages", f.stages == a.stages, std::to_string(f.stages));
+  agree("--vcycles", f.vcycles == a.vcycles, std::to_string(f.vcycles));
+  agree("--final", f.final_cycles == a.final_cycles, std::to_string(f.final_cycles));
+  if (a.steps >= 0 && a.steps < p.done)
+    throw irregular::invalid_argument("the checkpoint is at cycle " + std::to_string(p.done) + ", beyond --steps " +
+                                      std::to_string(a.steps));
+  return p;
+}
+
 struct Run {
   amm::CycleReport last;
   std::vector<amm::Traffic> total;
-  int cycles = 0;
+  int cycles = 0;  ///< V-cycles done, counting those before a restart
+  int first = 0;   ///< the cycle this run started after (a restart's)
   double seconds = 0;
 };
 
-/// Stages of V-cycles and refinements, then the final V-cycles; rows printed when `table`.
-Run solve(amm::Solver& s, const Args& a, bool table, bool root) {
+/// Stages of V-cycles and refinements, then the final V-cycles, from `from` (the start, or a
+/// restart's place) up to cycle a.steps; rows printed when `table`; a checkpoint after every
+/// a.every-th cycle.
+Run solve(amm::Solver& s, const Args& a, bool table, bool root, std::optional<Progress> from = {}) {
+  Progress pr = from.value_or(Progress{0, a.stages * a.vcycles});
   Run run;
+  run.first = run.cycles = pr.done;
   run.total.assign(a.opt.strategies.size(), {});
   const auto t0 = std::chrono::steady_clock::now();
   if (table && root) {
@@ -106,7 +207,7 @@ Run solve(amm::Solver& s, const Args& a, bool table, bool root) {
   }
   auto cycle = [&] {
     run.last = s.vcycle();
-    ++run.cycles;
+    run.cycles = ++pr.done;
     for (std::size_t k = 0; k < run.total.size(); ++k) {
       run.total[k].messages += run.last.traffic[k].messages;
       run.total[k].bytes += run.last.traffic[k].bytes;
@@ -123,13 +224,18 @@ Run solve(amm::Solver& s, const Args& a, bool table, bool root) {
       std::fflush(stdout);
     }
   };
-  for (int st = 0; st < a.stages; ++st) {
-    for (int v = 0; v < a.vcycles; ++v) cycle();
-    const auto refined = s.refine();
-    if (table && root) std::printf("      refined %llu leaves\n", static_cast<unsigned long long>(refined));
-    if (refined == 0) break;
+  while (pr.done < pr.total(a) && (a.steps < 0 || pr.done < a.steps)) {
+    cycle();
+    if (pr.done <= pr.refine_until && pr.done % a.vcycles == 0) {  // the end of a stage
+      const auto refined = s.refine();
+      if (table && root) std::printf("      refined %llu leaves\n", static_cast<unsigned long long>(refined));
+      if (refined == 0) pr.refine_until = pr.done;  // no more stages: the final cycles follow
+    }
+    if (a.every > 0 && pr.done % a.every == 0) {
+      s.save(a.checkpoint, {.type_tag = checkpoint_tag, .user = encode_state(a, pr)});
+      if (root) std::printf("      checkpoint: cycle %d saved to %s\n", pr.done, a.checkpoint.c_str());
+    }
   }
-  for (int v = 0; v < a.final_cycles; ++v) cycle();
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return run;
 }
@@ -225,6 +331,20 @@ int main(int argc, char** argv) {
   }
   try {
     if (a.convergence) return convergence(world, a);
+    // The solver owns its grid, created or loaded in place.
+    std::optional<amm::Solver> solver;
+    std::optional<Progress> from;
+    if (!a.restart.empty()) {
+      std::string user;
+      solver.emplace(world, a.opt, a.restart, checkpoint_tag, &user);
+      from = decode_state(user, a);
+      const auto leaves = solver->grid().global_leaf_count();
+      if (root)
+        std::printf("Restart: cycle %d loaded from %s (%llu leaves) on %d ranks\n", from->done, a.restart.c_str(),
+                    static_cast<unsigned long long>(leaves), world.size());
+    } else {
+      solver.emplace(world, a.opt);
+    }
     if (root) {
       std::printf("Adaptive multigrid, -Lap u = f on ]0,1[^2, %s\n", amm::name_of(a.opt.problem));
       std::printf("%d ranks; uniform level %d (%llu points), finest level %d; grids from level %d distributed\n",
@@ -232,8 +352,8 @@ int main(int argc, char** argv) {
       std::printf("V-cycle: restriction, smoothing (%d Jacobi sweeps), prolongation, norm, refinement; rebalance "
                   "threshold %.2f ('*': remapped)\n\n", a.opt.sweeps, a.opt.threshold);
     }
-    amm::Solver s(world, a.opt);
-    const auto run = solve(s, a, true, root);
+    amm::Solver& s = *solver;
+    const auto run = solve(s, a, true, root, from);
     const std::uint64_t digest = s.digest();
     std::filesystem::create_directories(a.out);
     irregular::io::write_pvtu(s.grid(), a.out, "amm",
@@ -241,10 +361,11 @@ int main(int argc, char** argv) {
     pictures(s, a.out);
     if (root) {
       const auto& r = run.last;
-      std::printf("\nSummary: %d V-cycles in %.2f s; %llu leaves on levels %d-%d; max error %.3e, L2 error %.3e\n",
-                  run.cycles, run.seconds, static_cast<unsigned long long>(r.points), r.min_level, r.max_level,
+      std::printf("\nSummary: %d V-cycles%s in %.2f s; %llu leaves on levels %d-%d; max error %.3e, L2 error %.3e\n",
+                  run.cycles, from ? (" (" + std::to_string(run.cycles - run.first) + " after the restart)").c_str() : "",
+                  run.seconds, static_cast<unsigned long long>(r.points), r.min_level, r.max_level,
                   r.max_error, r.l2_error);
-      std::printf("Remote-data collection over the whole run (all ranks):\n");
+      std::printf("Remote-data collection over the %s (all ranks):\n", from ? "cycles since the restart" : "whole run");
       for (std::size_t k = 0; k < run.total.size(); ++k) {
         std::printf("  %-4s %9llu messages %12llu bytes", a.opt.strategies[k].c_str(),
                     static_cast<unsigned long long>(run.total[k].messages),

@@ -56,11 +56,31 @@ class Solver {
  public:
   Solver(const boost::mpi::communicator& world, Options opt)
       : opt_(std::move(opt)), grid_(make_grid(world, opt_)), comm_(grid_.comm(), boost::mpi::comm_duplicate) {
-    for (const auto& s : opt_.strategies) strategies_.emplace_back(s);
-    traffic_.assign(strategies_.size(), Traffic{});
-    told_.resize(strategies_.size());
-    rebuild();
+    start();
   }
+
+  /// A solver that continues on the grid saved at `path` by save() (on any number of ranks),
+  /// whose user bytes go to `user`: the leaves and their values are the whole state between
+  /// V-cycles; the grids T_l, the ghosts and the scale are rebuilt from them as after a
+  /// refinement. opt.hold must be the saved grid's (Grid::load checks it). Collective.
+  Solver(const boost::mpi::communicator& world, Options opt, const std::string& path, const std::string& type_tag,
+         std::string* user)
+      : opt_(std::move(opt)),
+        grid_(Grid::load(world, path, grid_options(opt_), {.type_tag = type_tag, .user = user})),
+        comm_(grid_.comm(), boost::mpi::comm_duplicate) {
+    start();
+  }
+
+  /// The options the composite grid is created and loaded with.
+  static Grid::options_type grid_options(const Options& o) {
+    Grid::options_type go;
+    go.hold_level = o.hold;
+    return go;
+  }
+
+  /// Saves the composite grid to one file (Grid::save): the leaves and their values, with the
+  /// application's bytes in `so.user`. Collective.
+  void save(const std::string& path, const irr::SaveOptions& so) { grid_.save(path, so); }
 
   [[nodiscard]] const Grid& grid() const { return grid_; }
   [[nodiscard]] const Options& options() const { return opt_; }
@@ -159,10 +179,15 @@ class Solver {
 
  private:
   static Grid make_grid(const boost::mpi::communicator& world, const Options& o) {
-    irr::CellDomainOptions<2, irr::load::Constant> go;
-    go.hold_level = o.hold;
     // The initial guess is zero: nothing of the solution is known inside.
-    return Grid(world, irr::Box<2>{{0, 0}, {1, 1}}, o.l0, [](const irr::Cell<2>&) { return Leaf{}; }, go);
+    return Grid(world, irr::Box<2>{{0, 0}, {1, 1}}, o.l0, [](const irr::Cell<2>&) { return Leaf{}; }, grid_options(o));
+  }
+
+  void start() {
+    for (const auto& s : opt_.strategies) strategies_.emplace_back(s);
+    traffic_.assign(strategies_.size(), Traffic{});
+    told_.resize(strategies_.size());
+    rebuild();
   }
 
   Level& level(int l) { return levels_[static_cast<std::size_t>(l - opt_.hold)]; }

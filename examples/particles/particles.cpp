@@ -5,7 +5,16 @@
 // under a partitioner named at run time (rectangles), and a moving hotspot rebalanced onto a
 // machine whose last rank slows down (measured capacities, neighbour shifts); tables and SVGs.
 //
-//   mpiexec -n 4 particles [--quick] [--expect-density HEX] [output-dir]
+//   mpiexec -n 4 particles [--quick] [--steps N] [--expect-density HEX] [output-dir]
+//
+// Checkpoint and restart (issue 26): with --checkpoint-every N --checkpoint PATH and/or
+// --restart PATH the program runs part 2 alone, as a production run would: it builds the domain
+// (or loads it from PATH, on any number of ranks), moves the particles up to step --steps, saves
+// the domain and the step after every N-th step, and prints the density digest through the
+// ghosts, bit for bit the one of a run that never stopped.
+//
+//   mpiexec -n 3 particles --quick --steps 2 --checkpoint-every 2 --checkpoint run.ck
+//   mpiexec -n 2 particles --quick --steps 4 --restart run.ck      # the digest of 4 straight steps
 #include <irregular/irregular.hpp>
 
 #include "hotspot.hpp"
@@ -26,6 +35,8 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -177,21 +188,175 @@ std::uint64_t density_digest(D& d, double& sum_out) {
   mpi::all_reduce(d.comm(), sum, sum_out, std::plus<double>());
   return all;
 }
+
+std::string hex16(std::uint64_t v) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(v));
+  return hex;
+}
+
+// ---- checkpoint and restart: part 2 as a production run -------------------------------------
+
+struct Args {
+  bool quick = false;
+  std::string dir = "demo-out", expect_digest;
+  int steps = -1;  ///< swirl steps; -1: 3 with --quick, else 6
+  int every = 0;   ///< --checkpoint-every
+  std::string checkpoint, restart;
+  [[nodiscard]] bool production() const { return every > 0 || !restart.empty(); }
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw irr::invalid_argument("particles: " + k + " needs a value");
+      return argv[++i];
+    };
+    auto count = [&](int least) {
+      const std::string v = value();
+      std::size_t used = 0;
+      int n = -1;
+      try {
+        n = std::stoi(v, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != v.size() || n < least)
+        throw irr::invalid_argument("particles: " + k + " needs an integer >= " + std::to_string(least) + ", got '" + v + "'");
+      return n;
+    };
+    if (k == "--quick") a.quick = true;
+    else if (k == "--expect-density") a.expect_digest = value();
+    else if (k == "--steps") a.steps = count(0);
+    else if (k == "--checkpoint-every") a.every = count(1);
+    else if (k == "--checkpoint") a.checkpoint = value();
+    else if (k == "--restart") a.restart = value();
+    else if (k.starts_with("--")) throw irr::invalid_argument("particles: unknown option " + k);
+    else a.dir = k;
+  }
+  if ((a.every > 0) != !a.checkpoint.empty())
+    throw irr::invalid_argument("particles: --checkpoint-every N and --checkpoint PATH go together");
+  if (a.steps < 0) a.steps = a.quick ? 3 : 6;
+  return a;
+}
+
+/// What a checkpoint carries besides the domain: the steps done and the number of particles.
+/// Nothing else is needed to continue: the swirl is a function of the position alone, the tree
+/// is in the file, and the density reads the tree and the particles only.
+struct RunState {
+  int step = 0;
+  std::uint64_t particles = 0;
+};
+constexpr const char* checkpoint_tag = "irregular-example particles/Particle v1";
+
+std::string encode_state(const RunState& s) {
+  std::ostringstream out;
+  out << "particles run v1\nstep " << s.step << "\nparticles " << s.particles << "\n";
+  return out.str();
+}
+
+/// The run state from a checkpoint's user section (the same bytes on every rank: every rank
+/// throws alike).
+RunState decode_state(const std::string& user, const std::string& path) {
+  std::istringstream in(user);
+  std::string head, k1, k2;
+  RunState s;
+  if (!std::getline(in, head) || head != "particles run v1" || !(in >> k1 >> s.step >> k2 >> s.particles) ||
+      k1 != "step" || k2 != "particles" || s.step < 0)
+    throw irr::invalid_argument("'" + path + "' is a checkpoint, but not of a particles run");
+  return s;
+}
+
+/// Part 2 alone: build (or load) the domain, swirl up to step a.steps with a checkpoint after
+/// every a.every-th step, then the density through the ghosts. Returns the exit status.
+int production_run(const mpi::communicator& world, const Args& a) {
+  const bool root = world.rank() == 0;
+  // Built, or loaded on this rank count (the domain is constructed in place: no move).
+  std::string user;
+  Domain domain = a.restart.empty()
+                      ? Domain(world, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(32))
+                      : Domain::load(world, a.restart, irr::refine::max_elements(32), {},
+                                     {.type_tag = checkpoint_tag, .user = &user});
+  RunState st;
+  if (a.restart.empty()) {
+    st.particles = a.quick ? 20000 : 200000;
+    const auto pts = clustered(st.particles, 2026);
+    std::vector<Particle> mine;
+    for (std::size_t i = static_cast<std::size_t>(world.rank()); i < pts.size(); i += static_cast<std::size_t>(world.size()))
+      mine.push_back({pts[i], i});
+    domain.insert(mine);
+    domain.build();
+    const auto leaves = domain.global_leaf_count();
+    if (root)
+      std::printf("particles on %d ranks: %llu clustered particles, %llu leaves of <= 32\n", world.size(),
+                  static_cast<unsigned long long>(st.particles), static_cast<unsigned long long>(leaves));
+  } else {
+    st = decode_state(user, a.restart);
+    const auto leaves = domain.global_leaf_count();
+    const auto particles = domain.global_element_count();
+    if (root)
+      std::printf("restart: step %d loaded from %s (%llu particles, %llu leaves) on %d ranks\n", st.step,
+                  a.restart.c_str(), static_cast<unsigned long long>(particles), static_cast<unsigned long long>(leaves),
+                  world.size());
+  }
+  if (st.step > a.steps)
+    throw irr::invalid_argument("the checkpoint is at step " + std::to_string(st.step) + ", beyond --steps " +
+                                std::to_string(a.steps));
+  for (int step = st.step + 1; step <= a.steps; ++step) {
+    domain.move_elements([](Particle& p) { p.position = swirl(p.position, 0.35); });
+    const bool remapped = domain.rebalance({.threshold = 0.05});
+    const auto leaves = domain.global_leaf_count();
+    const auto rep = domain.load_report();
+    if (root)
+      std::printf("step %d: %llu leaves, imbalance %.4f%s\n", step, static_cast<unsigned long long>(leaves),
+                  rep.imbalance, remapped ? " (rebalanced)" : "");
+    if (a.every > 0 && step % a.every == 0) {
+      st.step = step;
+      domain.save(a.checkpoint, {.type_tag = checkpoint_tag, .user = encode_state(st)});
+      if (root) std::printf("checkpoint: step %d saved to %s\n", step, a.checkpoint.c_str());
+    }
+  }
+  const auto total = domain.global_element_count();
+  if (root)
+    std::printf("%llu of %llu particles present after %d steps\n", static_cast<unsigned long long>(total),
+                static_cast<unsigned long long>(st.particles), a.steps);
+  if (total != st.particles) return 1;
+  domain.collect_ghosts({.contact = irr::Contact::corner}, irr::ghost::ByName("IFP"));
+  double density_sum = 0;
+  const auto hex = hex16(density_digest(domain, density_sum));
+  if (root) std::printf("short-range density through the ghosts: sum %.6f, digest %s\n", density_sum, hex.c_str());
+  if (!a.expect_digest.empty() && a.expect_digest != hex) {
+    if (root) std::fprintf(stderr, "density digest %s, expected %s\n", hex.c_str(), a.expect_digest.c_str());
+    return 1;
+  }
+  return 0;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   mpi::environment env(argc, argv);
   mpi::communicator world;
-  bool quick = false;
-  std::string dir = "demo-out", expect_digest;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--quick") quick = true;
-    else if (a == "--expect-density" && i + 1 < argc) expect_digest = argv[++i];
-    else dir = a;
+  Args args;
+  try {
+    args = parse(argc, argv);
+  } catch (const irr::error& e) {
+    if (world.rank() == 0) std::fprintf(stderr, "%s\n", e.what());
+    return 2;
   }
+  if (args.production()) {
+    try {
+      return production_run(world, args);
+    } catch (const irr::error& e) {
+      if (world.rank() == 0) std::fprintf(stderr, "particles: %s\n", e.what());
+      return 2;
+    }
+  }
+  const bool quick = args.quick;
+  const std::string dir = args.dir, expect_digest = args.expect_digest;
   const std::size_t n = quick ? 20000 : 200000;
-  const int steps = quick ? 3 : 6;
+  const int steps = args.steps;
   const auto pts = clustered(n, 2026);
   if (world.rank() == 0) {
     std::filesystem::create_directories(dir);
@@ -233,14 +398,12 @@ int main(int argc, char** argv) {
 
     strategy_table(domain);
     double density_sum = 0;
-    const auto digest = density_digest(domain, density_sum);
-    char hex[17];
-    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(digest));
+    const auto hex = hex16(density_digest(domain, density_sum));
     if (world.rank() == 0)
       std::printf("\n   short-range density through the ghosts: sum %.6f, digest %s (the same at every rank count)\n",
-                  density_sum, hex);
+                  density_sum, hex.c_str());
     if (!expect_digest.empty() && expect_digest != hex) {
-      if (world.rank() == 0) std::fprintf(stderr, "density digest %s, expected %s\n", hex, expect_digest.c_str());
+      if (world.rank() == 0) std::fprintf(stderr, "density digest %s, expected %s\n", hex.c_str(), expect_digest.c_str());
       return 1;
     }
 

@@ -8,7 +8,15 @@
 //
 //   mpiexec -n 2 wator [--width 600 --height 300 --steps 200 ...] [--partitioner SFC[,NAME...]]
 //                      [--balance on|off|both] [--out DIR] [--expect-checksum HEX]
+//                      [--checkpoint-every N --checkpoint PATH] [--restart PATH]
 // Run `wator --help` for every option; README.md "WaTor" states the rules.
+//
+// Checkpoint and restart (issue 26): the ocean is saved after every N-th step with the step and
+// the ocean's parameters (the random state: the numbers are a hash of (seed, step, cell), so the
+// seed and the step are all of it); a restart loads it on any number of ranks and under any
+// partitioner, and ends with the checksum of a run that never stopped. A restart is given the
+// run's ocean options again (they are checked against the checkpoint); the rank count,
+// --steps, --partitioner, --balance, --balance-every, --threshold and --leaf-capacity may change.
 #include "wator_rules.hpp"
 
 #include <irregular/irregular.hpp>
@@ -25,8 +33,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <span>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -143,12 +153,14 @@ struct Totals {
 /// One WaTor run on `comm` with one partitioner, balancing on or off.
 class Simulation {
  public:
-  Simulation(const mpi::communicator& comm, const Params& p, const std::string& partitioner, bool balance)
+  /// An empty ocean to seed(), or (`restart` not empty) the ocean saved there by save(), loaded
+  /// on this rank count and mapped by `partitioner`, to resume(). Collective.
+  Simulation(const mpi::communicator& comm, const Params& p, const std::string& partitioner, bool balance,
+             const std::string& restart = {})
       : p_(p),
         torus_{static_cast<std::uint32_t>(p.width), static_cast<std::uint32_t>(p.height)},
         balance_(balance),
-        domain_(comm, irr::Box<2>{{0, 0}, {static_cast<double>(p.width), static_cast<double>(p.height)}},
-                condition(p), {.periodic = {true, true}, .load = Metric{CreatureWeight{}}, .partitioner = {partitioner}}) {}
+        domain_(make_domain(comm, p, partitioner, restart, saved_)) {}
 
   /// Every rank seeds one slice of the cells (as a reader would), then the domain sorts and
   /// partitions them. Collective.
@@ -181,6 +193,23 @@ class Simulation {
     domain_.build();
     collect();
     times_[exchange_t] += seconds_since(t0);
+  }
+
+  /// Continues from the checkpoint the ocean was loaded from: checks that it is this run's ocean
+  /// (its parameters), collects the ghosts, and returns the steps done. Collective.
+  long long resume() {
+    const long long done = decode_state(saved_, p_);
+    step_ = static_cast<std::uint64_t>(done - 1);  // the step the saved ocean came out of
+    auto t0 = clock_type::now();
+    collect();
+    times_[exchange_t] += seconds_since(t0);
+    return done;
+  }
+
+  /// Saves the ocean after `done` steps: the occupants in curve order, with the parameters and
+  /// the step in the user section. Collective.
+  void save(const std::string& path, long long done) {
+    domain_.save(path, {.type_tag = checkpoint_tag, .user = encode_state(p_, done)});
   }
 
   /// One computation step, then (every balance_every steps, when on) a balancing step.
@@ -370,6 +399,57 @@ class Simulation {
   bool corrupt_migration = false;  ///< test hook (--test-corrupt-migration)
 
  private:
+  static constexpr const char* checkpoint_tag = "irregular-example wator/Creature v1";
+
+  /// The parameters that shape the ocean (the seed is the random state with the step).
+  static std::vector<std::pair<const char*, long long>> ocean(const Params& p) {
+    return {{"--width", p.width},           {"--height", p.height},
+            {"--fish", p.fish_pct},         {"--sharks", p.shark_pct},
+            {"--plankton", p.plankton_pct}, {"--fish-survival", p.fish_survival},
+            {"--shark-survival", p.shark_survival}, {"--fish-breed", p.fish_breed},
+            {"--shark-breed", p.shark_breed},       {"--plankton-regrowth", p.plankton_regrowth},
+            {"--seed", p.seed}};
+  }
+  static std::string encode_state(const Params& p, long long done) {
+    std::ostringstream out;
+    out << "wator run v1\nstep " << done << "\n";
+    for (const auto& [name, v] : ocean(p)) out << name << ' ' << v << "\n";
+    return out.str();
+  }
+  /// The steps done, from a checkpoint's user section whose ocean must be p's (the same bytes on
+  /// every rank: every rank throws alike).
+  static long long decode_state(const std::string& user, const Params& p) {
+    std::istringstream in(user);
+    std::string head;
+    std::map<std::string, long long> v;
+    if (!std::getline(in, head) || head != "wator run v1")
+      throw irr::invalid_argument("the checkpoint is not of a WaTor run");
+    for (std::string k; in >> k;) in >> v[k];
+    for (const auto& [name, mine] : ocean(p)) {
+      const auto it = v.find(name);
+      if (it == v.end()) throw irr::invalid_argument(std::string("the checkpoint lacks ") + name);
+      if (it->second != mine)
+        throw irr::invalid_argument(std::string(name) + " " + std::to_string(mine) + " differs from the checkpoint's " +
+                                    std::to_string(it->second) + " (a restart is given the run's ocean options)");
+    }
+    const auto it = v.find("step");
+    if (it == v.end() || it->second < 1) throw irr::invalid_argument("the checkpoint has no step");
+    if (it->second > p.steps)
+      throw irr::invalid_argument("the checkpoint is at step " + std::to_string(it->second) + ", beyond --steps " +
+                                  std::to_string(p.steps));
+    return it->second;
+  }
+
+  /// The domain, created empty or loaded (a prvalue either way: constructed in place).
+  static Domain make_domain(const mpi::communicator& comm, const Params& p, const std::string& partitioner,
+                            const std::string& restart, std::string& user) {
+    Domain::options_type options{.periodic = {true, true}, .load = Metric{CreatureWeight{}}, .partitioner = {partitioner}};
+    if (!restart.empty())
+      return Domain::load(comm, restart, condition(p), std::move(options), {.type_tag = checkpoint_tag, .user = &user});
+    return Domain(comm, irr::Box<2>{{0, 0}, {static_cast<double>(p.width), static_cast<double>(p.height)}},
+                  condition(p), std::move(options));
+  }
+
   static Domain::condition_type condition(const Params& p) {
     // Leaves at most `level_cap` deep are at least 2 cells wide on both axes, so every cell
     // within distance 2 of a local occupant is local or in a ghost leaf touching a local leaf:
@@ -513,6 +593,7 @@ class Simulation {
   Params p_;
   Torus torus_;
   bool balance_;
+  std::string saved_;  ///< the user section of the checkpoint loaded (before domain_: filled by its load)
   Domain domain_;
   std::uint64_t step_ = 0;
   std::size_t local_count_ = 0;
@@ -533,6 +614,8 @@ struct Options {
   bool measure_t1 = false;
   bool corrupt_migration = false;
   bool help = false;
+  long long checkpoint_every = 0;
+  std::string checkpoint, restart;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -587,11 +670,18 @@ Options parse(int argc, char** argv) {
     else if (a == "--t1") o.t1 = parse_double(a, value());
     else if (a == "--measure-t1") o.measure_t1 = true;
     else if (a == "--test-corrupt-migration") o.corrupt_migration = true;
+    else if (a == "--checkpoint-every") o.checkpoint_every = parse_int(a, value());
+    else if (a == "--checkpoint") o.checkpoint = value();
+    else if (a == "--restart") o.restart = value();
     else throw irr::invalid_argument("unknown option '" + a + "' (see --help)");
   }
   validate(p);
   if (o.partitioners.empty()) throw irr::invalid_argument("--partitioner needs at least one name");
   if (!(o.t1 >= 0)) throw irr::invalid_argument("--t1 must be a number of seconds >= 0");
+  if (o.checkpoint_every < 0 || (o.checkpoint_every > 0) != !o.checkpoint.empty())
+    throw irr::invalid_argument("--checkpoint-every N (N >= 1) and --checkpoint PATH go together");
+  if (o.checkpoint_every > 0 && o.partitioners.size() * o.balance.size() > 1)
+    throw irr::invalid_argument("--checkpoint-every needs one run: one --partitioner and --balance on or off");
   return o;
 }
 
@@ -613,6 +703,9 @@ const char* usage =
     "  --svg-every K               every K steps)\n"
     "  --t1 SECONDS | --measure-t1 the one-rank time for the speedup (given, or run on rank 0)\n"
     "  --expect-checksum HEX       exit 1 unless every run ends with this ocean checksum\n"
+    "  --checkpoint-every N --checkpoint PATH   save the ocean after every N-th step (one run only)\n"
+    "  --restart PATH              continue the run saved at PATH up to --steps, on any rank count and\n"
+    "                              under any partitioner (the run's ocean options must be given again)\n"
     "  --test-corrupt-migration    test hook: alter one animal in flight (the check exits 3)\n"
     "exit status: 0 done, 1 checksum differs, 2 bad input (irregular::error), 3 a migration\n"
     "changed the ocean\n";
@@ -628,12 +721,15 @@ RunReport run(const mpi::communicator& comm, const Options& o, const std::string
               bool verbose) {
   const auto& p = o.params;
   const bool root = comm.rank() == 0;
-  Simulation sim(comm, p, partitioner, balance);
+  Simulation sim(comm, p, partitioner, balance, o.restart);
   sim.corrupt_migration = o.corrupt_migration;
   comm.barrier();
   const auto start = clock_type::now();
   const double cpu_start = thread_cpu_seconds();
-  sim.seed();
+  long long first = 0;  // the steps done before this run: a restart's
+  if (o.restart.empty()) sim.seed();
+  else first = sim.resume();
+  const bool checkpoints = verbose && o.checkpoint_every > 0;
   std::string svg_prefix;
   if (verbose && !o.out.empty()) {
     if (root) std::filesystem::create_directories(o.out);
@@ -661,14 +757,20 @@ RunReport run(const mpi::communicator& comm, const Options& o, const std::string
   if (verbose && root)
     std::printf("\nWaTor %lldx%lld on %d ranks, partitioner %s, balancing %s\n", p.width, p.height, comm.size(),
                 partitioner.c_str(), balance ? "on" : "off");
-  if (verbose) sample(0);
-  if (!svg_prefix.empty()) sim.draw(svg_prefix + "0.svg", title(0));
-  for (long long s = 0; s < p.steps; ++s) {
+  if (verbose && root && first > 0)
+    std::printf("restart: step %lld loaded from %s\n", first, o.restart.c_str());
+  if (verbose) sample(first);
+  if (!svg_prefix.empty()) sim.draw(svg_prefix + std::to_string(first) + ".svg", title(first));
+  for (long long s = first; s < p.steps; ++s) {
     sim.step(s);
     const long long done = s + 1;
     if (verbose && p.progress > 0 && (done % p.progress == 0 || done == p.steps)) sample(done);
     if (!svg_prefix.empty() && (done == p.steps || (p.svg_every > 0 && done % p.svg_every == 0)))
       sim.draw(svg_prefix + std::to_string(done) + ".svg", title(done));
+    if (checkpoints && done % o.checkpoint_every == 0) {
+      sim.save(o.checkpoint, done);
+      if (root) std::printf("checkpoint: step %lld saved to %s\n", done, o.checkpoint.c_str());
+    }
   }
   comm.barrier();
   const double cpu = thread_cpu_seconds() - cpu_start;
@@ -685,9 +787,10 @@ RunReport run(const mpi::communicator& comm, const Options& o, const std::string
   const std::uint64_t mine = sim.messages();
   mpi::reduce(comm, mine, messages, std::plus<std::uint64_t>(), 0);
   if (!root) return r;
-  std::printf("\nsummary: WaTor %lldx%lld, %lld steps, %d ranks, partitioner %s, balancing %s (V = %.3f every %lld steps)\n",
-              p.width, p.height, p.steps, comm.size(), partitioner.c_str(), balance ? "on" : "off", p.threshold,
-              p.balance_every);
+  const long long ran = p.steps - first;
+  std::printf("\nsummary: WaTor %lldx%lld, %lld steps%s, %d ranks, partitioner %s, balancing %s (V = %.3f every %lld steps)\n",
+              p.width, p.height, p.steps, first > 0 ? (" (" + std::to_string(ran) + " after the restart)").c_str() : "",
+              comm.size(), partitioner.c_str(), balance ? "on" : "off", p.threshold, p.balance_every);
   std::printf("  fish and sharks over time:\n  |  step |     fish |   sharks | ripe plankton | imbalance |\n"
               "  |------:|---------:|---------:|--------------:|----------:|\n");
   for (const auto& s : samples)
@@ -712,14 +815,14 @@ RunReport run(const mpi::communicator& comm, const Options& o, const std::string
   std::printf("  time (slowest rank): computation %.3f s, balancing %.3f s, exchange %.3f s (ghosts %.3f s, "
               "migration %.3f s, start %.3f s), checks %.3f s; total %.3f s, %.2f ms per step\n", r.times[0], r.times[2],
               r.times[1] + r.times[4] + r.times[5], r.times[4], r.times[5], r.times[1], r.times[3], r.seconds,
-              p.steps > 0 ? 1e3 * r.seconds / static_cast<double>(p.steps) : 0.0);
+              ran > 0 ? 1e3 * r.seconds / static_cast<double>(ran) : 0.0);
   std::printf("  cpu time: %.3f s on the slowest rank, %.3f s on all ranks\n", cpu_max, cpu_sum);
   std::printf("  messages: %llu in all, %.1f per step\n", static_cast<unsigned long long>(messages),
-              p.steps > 0 ? static_cast<double>(messages) / static_cast<double>(p.steps) : 0.0);
+              ran > 0 ? static_cast<double>(messages) / static_cast<double>(ran) : 0.0);
   std::printf("  final: %llu fish, %llu sharks, %llu ripe plankton patches\n",
               static_cast<unsigned long long>(r.totals.fish), static_cast<unsigned long long>(r.totals.sharks),
               static_cast<unsigned long long>(r.totals.plankton));
-  if (!svg_prefix.empty()) std::printf("  pictures: %s{0..%lld}.svg\n", svg_prefix.c_str(), p.steps);
+  if (!svg_prefix.empty()) std::printf("  pictures: %s{%lld..%lld}.svg\n", svg_prefix.c_str(), first, p.steps);
   return r;
 }
 
