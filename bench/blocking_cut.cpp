@@ -1,4 +1,4 @@
-// The optimal blocking cut's three paths side by side (issue 8): separator windows gathered on
+// The optimal blocking cut's three paths side by side: separator windows gathered on
 // rank 0, distributed windows probed by pointer doubling, and the pipelined probes (p-1 hops per
 // probe). Per path: median time of the slowest rank over repeated calls, probes, collective
 // calls, point-to-point rounds, and the largest window a rank holds; every path is checked to

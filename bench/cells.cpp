@@ -1,4 +1,4 @@
-// The distributed cell-data domain (issue 10, "Benchmarks", third bullet) against p4est on the same
+// The distributed cell-data domain ("Benchmarks", third bullet) against p4est on the same
 // mesh, side by side in one run when p4est is installed.
 //   2D: unit square, uniform level 6, refined toward the circle of radius 0.3 centred (0.4, 0.4)
 //       up to level 14 (the rule of bench/detail/circle_mesh.hpp, which p4est's callback uses too);

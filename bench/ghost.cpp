@@ -1,4 +1,4 @@
-// The ghost layer (issue 9) on the p4est anchor mesh (circle, levels 6..14, FULL 2:1 balance,
+// The ghost layer on the p4est anchor mesh (circle, levels 6..14, FULL 2:1 balance,
 // 244,054 leaves, 16 bytes per leaf): construction and value exchange against p4est_ghost_new
 // and p4est_ghost_exchange_data side by side (p4est when installed), the papers' comparison of
 // request/answer, fault prevention and informed fault prevention (messages, bytes, leaves sent

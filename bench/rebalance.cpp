@@ -1,4 +1,4 @@
-// Rebalancing for nonuniform machines (issue 12): a Gaussian hotspot drifts across the domain in
+// Rebalancing for nonuniform machines: a Gaussian hotspot drifts across the domain in
 // 20 steps; after each step rebalance() remaps by neighbour shift or directly, at thresholds T =
 // 0, 0.05, 0.2. Per rebalance: decision, cut and migration time (slowest rank), the imbalance
 // against the optimal bottleneck of the same chain (sequential NicolPlus), elements and bytes

@@ -1,6 +1,6 @@
 // bench/rect: the experiments of saule-bas-catalyurek §4-5 on this machine: load imbalance
 // against P on the synthetic classes, run times on 512 x 512 uniform instances up to P = 10,000
-// next to the paper's figures and the targets of issue 4, HYBRID against its parts, HIER-OPT on
+// next to the paper's figures and the targets in bench/README.md, HYBRID against its parts, HIER-OPT on
 // 32 x 32, the 3D extension, and SVG plots (imbalance against P, a partition over its heat map).
 //
 // usage: bench_rect [--quick] [--csv] [--svg DIR]
@@ -375,7 +375,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  // ------------------------------------------------------------ targets of issue 4
+  // ------------------------------------------------------------ targets
   {
     table_header("Targets (" + std::to_string(n) + "x" + std::to_string(n) +
                      " uniform): paper (2.4 GHz Opteron, 2010) against this machine",

@@ -1,4 +1,4 @@
-// Bounded Neighbours (issue 11): (1) cut computation time on a 2000 x 1000 grid for up to
+// Bounded Neighbours: (1) cut computation time on a 2000 x 1000 grid for up to
 // 10,000 processes; (2) imbalance of the paper's greedy cuts checking against our optimal legal
 // partition for NS = 2, 3, 4; (3) on a domain at the run's rank count: messages per ghost
 // exchange, neighbours per rank and imbalance for BN-2, BN-4, SFC blocking and JAG-M-HEUR-PROBE.

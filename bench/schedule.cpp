@@ -1,5 +1,5 @@
 // bench_schedule: the inspector/executor of kaddoura-ranka-1995 on the meshloop example's mesh
-// (issue 13). Run at 1, 2 and 4 ranks; prints markdown tables:
+//. Run at 1, 2 and 4 ranks; prints markdown tables:
 //  1. schedule build time of simple, sort1 and sort2 next to the paper's Table 3;
 //  2. the Figure 8 loop's time per iteration and efficiency next to Table 4;
 //  3. edge cut and ghosts of the Hilbert, Morton, Peano and RCB orderings (and METIS k-way when

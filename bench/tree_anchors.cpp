@@ -1,4 +1,4 @@
-// Serial CellTree refinement and 2:1 balance against p4est_refine / p4est_balance (issue 10),
+// Serial CellTree refinement and 2:1 balance against p4est_refine / p4est_balance,
 // side by side in one process on the anchor meshes: 2D unit square from uniform level 6, every
 // quadrant whose centre lies within h (its side) of the circle of radius 0.3 centred (0.4, 0.4)
 // refined up to level 14; 3D unit cube from uniform level 4, sphere of radius 0.3 centred

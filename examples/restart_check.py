@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checkpoint on one rank count, restart on another (issue 26): the examples' restart tests.
+"""Checkpoint on one rank count, restart on another: the examples' restart tests.
 
     restart_check.py P1 P2 CHECKPOINT [--corrupt TEXT] MPIEXEC [MPIEXEC_ARGS...] :: FIRST... :: SECOND...
 

@@ -9,7 +9,7 @@
 // interface leaves (those that read a fine ghost inside a coarser leaf), at the other leaves on the
 // boundary and at the rest.
 //
-// Checkpoint and restart (issue 26). A step is one V-cycle, with the refinement that ends a stage.
+// Checkpoint and restart. A step is one V-cycle, with the refinement that ends a stage.
 // --steps S stops after cycle S (default: the whole schedule, stages * vcycles + final);
 // --checkpoint-every N --checkpoint PATH saves the composite grid after every N-th cycle, with
 // the problem, the schedule and the place in it; --restart PATH loads that grid on any number of

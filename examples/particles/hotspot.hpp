@@ -1,4 +1,4 @@
-// The rebalancing story for the demo (issue 12): a Gaussian hotspot of particles drifts across
+// The rebalancing story for the demo: a Gaussian hotspot of particles drifts across
 // the unit square while the last rank slows down threefold from step 3 on. Every step times the
 // work on each leaf (load::Measured), and rebalance() measures the ranks' capacities from those
 // times (kaddoura-ranka §5), cuts the chain in proportion to them and moves the data by

@@ -7,7 +7,7 @@
 //
 //   mpiexec -n 4 particles [--quick] [--steps N] [--expect-density HEX] [output-dir]
 //
-// Checkpoint and restart (issue 26): with --checkpoint-every N --checkpoint PATH and/or
+// Checkpoint and restart: with --checkpoint-every N --checkpoint PATH and/or
 // --restart PATH the program runs part 2 alone, as a production run would: it builds the domain
 // (or loads it from PATH, on any number of ranks), moves the particles up to step --steps, saves
 // the domain and the step after every N-th step, and prints the density digest through the

@@ -11,7 +11,7 @@
 //                      [--checkpoint-every N --checkpoint PATH] [--restart PATH]
 // Run `wator --help` for every option; README.md "WaTor" states the rules.
 //
-// Checkpoint and restart (issue 26): the ocean is saved after every N-th step with the step and
+// Checkpoint and restart: the ocean is saved after every N-th step with the step and
 // the ocean's parameters (the random state: the numbers are a hash of (seed, step, cell), so the
 // seed and the step are all of it); a restart loads it on any number of ranks and under any
 // partitioner, and ends with the checksum of a run that never stopped. A restart is given the

@@ -1,4 +1,4 @@
-// 2:1 balance and CellTree::refine on adaptive trees (issue 10): the balance against the previous
+// 2:1 balance and CellTree::refine on adaptive trees: the balance against the previous
 // implementation (stencil requests pushed per leaf and sorted per level; it was checked against
 // the brute-force ripple in test_neighbours.cpp and is kept here as an oracle), a direct check of
 // the balance property, the recursive refine against repeated mark-and-adapt passes, and the

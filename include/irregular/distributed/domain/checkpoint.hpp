@@ -59,6 +59,14 @@ struct LoadOptions {
   std::string* user = nullptr;  ///< receives the saved user bytes (on every rank)
 };
 
+/// What a checkpoint says about itself, read without loading it: the header (box, curve, hold
+/// level, counts...) and the user section, so that a restart can take its options from the file
+/// before it loads the domain.
+struct CheckpointInfo {
+  checkpoint::Header header;  ///< the decoded header
+  std::string user;           ///< the user section's bytes
+};
+
 namespace checkpoint::detail {
 /// Test seam: called on every rank after each phase of a save ("records", "tables", "synced")
 /// when set. The crash-safety test kills a writer here.
@@ -332,10 +340,10 @@ struct OpenedCheckpoint {
 /// Opens a checkpoint for a domain of curve C and value T and checks that it is one: the header,
 /// the kind, dimension, curve, depth, value format and size, type tag, periodicity and held
 /// level. Throws irregular::checkpoint_error alike on every rank. Collective over comm.
-template <class C, class T, int D>
-OpenedCheckpoint open_checkpoint(const boost::mpi::communicator& comm, const std::string& path,
-                                 checkpoint::Kind kind, const std::string& type_tag,
-                                 const Periodicity<D>& periodic, int hold_level) {
+/// Opens a checkpoint on every rank and decodes its header (rank 0 reads it, every rank checks
+/// it). Throws irregular::checkpoint_error alike on every rank. Collective over comm.
+inline OpenedCheckpoint open_checkpoint_file(const boost::mpi::communicator& comm,
+                                             const std::string& path) {
   namespace ck = checkpoint;
   const int me = comm.rank();
   ck::agree(comm, [&] {
@@ -348,14 +356,26 @@ OpenedCheckpoint open_checkpoint(const boost::mpi::communicator& comm, const std
   });
   std::array<std::byte, ck::header_bytes> raw{};
   std::uint64_t size = 0;
-  if (me == 0) {
+  ck::agree(comm, [&] {  // rank 0 reads the header; every rank decodes it
+    if (me != 0) return;
     size = file->size();
     file->read_at(0, std::span<std::byte>(raw).first(std::min<std::uint64_t>(size, raw.size())));
-  }
+  });
   boost::mpi::broadcast(comm, size, 0);
   boost::mpi::broadcast(comm, reinterpret_cast<char*>(raw.data()), static_cast<int>(raw.size()), 0);
-  auto h = ck::agree(comm, [&] {
-    const auto got = ck::decode(raw, size, path, me);
+  auto h = ck::agree(comm, [&] { return ck::decode(raw, size, path, me); });
+  return OpenedCheckpoint{std::move(*file), std::move(h), path};
+}
+
+template <class C, class T, int D>
+OpenedCheckpoint open_checkpoint(const boost::mpi::communicator& comm, const std::string& path,
+                                 checkpoint::Kind kind, const std::string& type_tag,
+                                 const Periodicity<D>& periodic, int hold_level) {
+  namespace ck = checkpoint;
+  const int me = comm.rank();
+  auto in = open_checkpoint_file(comm, path);
+  ck::agree(comm, [&] {
+    const auto& got = in.header;
     const auto want = describe<C, T>(kind, Box<D>{}, periodic, hold_level, false, type_tag);
     const auto differ = [&](const std::string& what, const std::string& file_has,
                             const std::string& wanted) {
@@ -387,9 +407,8 @@ OpenedCheckpoint open_checkpoint(const boost::mpi::communicator& comm, const std
                      8, me);
     for (std::uint32_t d = 0; d < got.dim; ++d)
       if (!(got.lo[d] < got.hi[d])) ck::bad_header(path, "an empty box", 0, me);
-    return got;
   });
-  return OpenedCheckpoint{std::move(*file), std::move(h), path};
+  return in;
 }
 
 /// The box a checkpoint was saved with.
@@ -575,4 +594,25 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
 }
 
 }  // namespace detail
+
+/// Reads a checkpoint's header and user section, each verified, on every rank of comm, without
+/// loading the domain (a restart takes its options from them). Throws the same
+/// irregular::checkpoint_error on every rank for a missing, truncated or corrupt file.
+/// Collective over comm.
+inline CheckpointInfo read_checkpoint_info(const boost::mpi::communicator& comm,
+                                           const std::string& path) {
+  namespace ck = checkpoint;
+  const int me = comm.rank();
+  auto in = detail::open_checkpoint_file(comm, path);
+  ck::agree(comm, [&] {
+    if (me == 0) ck::verify_table(in.file, in.header, ck::user, path, me);
+  });
+  const auto user = ck::agree(comm, [&] {
+    return ck::read_section(in.file, in.header, ck::user, 0, in.header.sections[ck::user].bytes,
+                            path, me);
+  });
+  in.file.close();
+  return {in.header, std::string(reinterpret_cast<const char*>(user.data()), user.size())};
+}
+
 }  // namespace irregular

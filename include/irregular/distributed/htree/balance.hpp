@@ -1,4 +1,4 @@
-// Distributed 2:1 balance of a partitioned linear H-Tree (issue 10): the closure of
+// Distributed 2:1 balance of a partitioned linear H-Tree: the closure of
 // tree/balance.hpp (the balanced tree's internal nodes, level by level from the deepest) taken
 // on every rank's own leaves, with the nodes a level makes inside another rank's part sent to it
 // before the next level is closed. Nodes at level j - 1 come only from nodes at level j, so one
