@@ -225,6 +225,25 @@ TEST_CASE("a checkpoint loads on other rank counts with the saved tree and value
   w.barrier();
 }
 
+TEST_CASE("stored measured loads decide the partition of a load", "[checkpoint]") {
+  mpi::communicator w;
+  const auto path = scratch(w, "measured");
+  Grid g(w, irr::Box<2>{{0, 0}, {1, 1}}, 5, init_value);  // 1,024 leaves
+  // The first 64 leaves along the curve are heavy (about 1,000 times the others).
+  for (std::size_t i = 0; i < g.local_leaf_count(); ++i) {
+    const bool heavy = irr::curve::Morton<2>::index(g.cell(i)) < 64;
+    auto timer = g.time_leaf(i);
+    volatile double x = 0;
+    for (int k = 0; k < (heavy ? 200000 : 20); ++k) x = x + k;
+  }
+  g.save(path);
+  auto back = Grid::load(w, path);
+  // Blocking by those seconds: the ranks that hold the heavy leaves hold few leaves, so rank 0
+  // (which holds the start of the curve) holds far fewer than an even share of the count.
+  if (w.size() >= 2 && w.rank() == 0) CHECK(back.local_leaf_count() < 1024 / static_cast<std::size_t>(w.size()) / 2);
+  CHECK(back.global_leaf_count() == 1024);
+}
+
 TEST_CASE("a 3D Peano grid with 64-bit data round-trips", "[checkpoint]") {
   mpi::communicator w;
   const auto path = scratch(w, "peano3");

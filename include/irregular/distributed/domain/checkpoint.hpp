@@ -168,6 +168,7 @@ void save_core(Core& core, const std::string& path, checkpoint::Kind kind, const
   const auto& leaves = core.leaves_;
   const auto payload = core.payload();
   const bool elements = kind == ck::Kind::elements;
+  if constexpr (Core::measured) core.loads_.agree_unit(comm, leaves);  // the seconds timed so far
   ck::Header h = describe<C, T>(kind, core.store_.box(), core.options_.periodic,
                                 core.options_.hold_level, Core::measured, opt.type_tag);
   h.block_bytes = opt.block_bytes;

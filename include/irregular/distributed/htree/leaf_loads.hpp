@@ -132,6 +132,17 @@ class LeafLoads {
     }
   }
 
+  /// Seconds stored with the leaves now held (a checkpoint's measured loads): they count as
+  /// measured, so the next partition weighs the leaves by them.
+  void adopt_seconds([[maybe_unused]] std::vector<double> seconds,
+                     [[maybe_unused]] std::size_t leaves) {
+    if constexpr (is_measured) {
+      IRREGULAR_ASSERT(seconds.size() == leaves);
+      measured_ = std::move(seconds);
+      for (double x : measured_) timed_ = timed_ || x > 0;
+    }
+  }
+
   /// After the tree adapted: seconds of the leaves that exist before and after (same start and
   /// level); new leaves start unmeasured.
   void carry([[maybe_unused]] const LocalLeaves<C>& old,
