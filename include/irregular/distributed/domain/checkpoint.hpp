@@ -156,108 +156,67 @@ inline void sync_directory(const std::string& path) {
   }
 }
 
-/// Saves a domain core (collective). `kind`: which front; the values are the store's payload.
-template <class Core>
-void save_core(Core& core, const std::string& path, checkpoint::Kind kind, const SaveOptions& opt) {
-  using C = typename Core::curve_type;
-  using T = typename Core::value_type;
-  using I = typename C::index_type;
-  namespace ck = checkpoint;
-  const boost::mpi::communicator& comm = core.comm_.get();
-  const int me = comm.rank();
-  const auto& leaves = core.leaves_;
-  const auto payload = core.payload();
-  const bool elements = kind == ck::Kind::elements;
-  if constexpr (Core::measured) core.loads_.agree_unit(comm, leaves);  // the seconds timed so far
-  ck::Header h = describe<C, T>(kind, core.store_.box(), core.options_.periodic,
-                                core.options_.hold_level, Core::measured, opt.type_tag);
-  h.block_bytes = opt.block_bytes;
-
-  // 1. This rank's records, in curve order; equal keys (elements at one position) ordered by
-  //    their stored bytes, so the file does not depend on the order a sort left them in.
-  std::vector<std::byte> encoded;
-  std::vector<std::uint64_t> first_byte(leaves.size() + 1, 0);
+/// This rank's records in curve order, raw or serialized, and each leaf's first byte among them;
+/// equal keys (elements at one position) ordered by their stored bytes, so the file does not
+/// depend on the order a sort left them in. Returns the records: the values themselves when
+/// they are raw and have no ties, else `encoded`. Local; a user serialize may throw.
+template <bool per_leaf, class I, class T>
+std::span<const std::byte> encode_records(std::span<const I> keys, const LeafPayload<T>& payload,
+                                          std::vector<std::uint64_t>& first_byte,
+                                          std::vector<std::byte>& encoded) {
+  const auto vals = payload.values;
+  const std::size_t n_leaves = first_byte.size() - 1;
   std::span<const std::byte> records;
-  ck::agree(comm, [&] {
-    if (opt.type_tag.size() >= ck::type_tag_bytes)
-      throw invalid_argument("irregular checkpoint: type_tag longer than 63 characters");
-    if (opt.block_bytes < 64 || opt.block_bytes > (std::uint64_t{1} << 40))
-      throw invalid_argument("irregular checkpoint: block_bytes outside [64, 2^40]");
-    if (me == 0) check_writable(path);
-    const auto keys = core.store_.keys_of(leaves);
-    const auto vals = payload.values;
-    bool ties = false;
-    if constexpr (!Core::store_type::per_leaf)
-      for (std::size_t i = 1; i < keys.size() && !ties; ++i) ties = keys[i] == keys[i - 1];
-    if constexpr (raw_records<T>) {
-      if (!ties) {
-        records = std::as_bytes(vals);
-      } else {
-        encoded.resize(vals.size_bytes());
-        std::memcpy(encoded.data(), vals.data(), vals.size_bytes());
-        for (std::size_t i = 0; i < keys.size();) {
-          std::size_t j = i + 1;
-          while (j < keys.size() && keys[j] == keys[i]) ++j;
-          std::vector<std::array<std::byte, sizeof(T)>> run(j - i);
-          std::memcpy(run.data(), encoded.data() + i * sizeof(T), (j - i) * sizeof(T));
-          std::sort(run.begin(), run.end());
-          std::memcpy(encoded.data() + i * sizeof(T), run.data(), (j - i) * sizeof(T));
-          i = j;
-        }
-        records = encoded;
-      }
-      for (std::size_t i = 0; i <= leaves.size(); ++i)
-        first_byte[i] = payload.offsets[i] * sizeof(T);
+  bool ties = false;
+  if constexpr (!per_leaf)
+    for (std::size_t i = 1; i < keys.size() && !ties; ++i) ties = keys[i] == keys[i - 1];
+  if constexpr (raw_records<T>) {
+    if (!ties) {
+      records = std::as_bytes(vals);
     } else {
-      std::vector<std::vector<std::byte>> run;
-      for (std::size_t l = 0; l < leaves.size(); ++l) {
-        first_byte[l] = encoded.size();
-        for (std::size_t i = payload.offsets[l]; i < payload.offsets[l + 1];) {
-          std::size_t j = i + 1;
-          while (ties && j < payload.offsets[l + 1] && keys[j] == keys[i]) ++j;
-          run.assign(j - i, {});
-          for (std::size_t k = i; k < j; ++k) append_serialized(run[k - i], vals[k]);
-          if (run.size() > 1) std::sort(run.begin(), run.end(), by_bytes);
-          for (const auto& r : run) encoded.insert(encoded.end(), r.begin(), r.end());
-          i = j;
-        }
+      encoded.resize(vals.size_bytes());
+      std::memcpy(encoded.data(), vals.data(), vals.size_bytes());
+      for (std::size_t i = 0; i < keys.size();) {
+        std::size_t j = i + 1;
+        while (j < keys.size() && keys[j] == keys[i]) ++j;
+        std::vector<std::array<std::byte, sizeof(T)>> run(j - i);
+        std::memcpy(run.data(), encoded.data() + i * sizeof(T), (j - i) * sizeof(T));
+        std::sort(run.begin(), run.end());
+        std::memcpy(encoded.data() + i * sizeof(T), run.data(), (j - i) * sizeof(T));
+        i = j;
       }
-      first_byte[leaves.size()] = encoded.size();
       records = encoded;
     }
-  });
-
-  // 2. Shares and counts: one prefix sum per section.
-  const auto record_shares = ck::SectionShares::of(comm, records.size());
-  const std::uint64_t rec = h.leaf_record_bytes();
-  std::vector<std::byte> leaf_bytes(leaves.size() * rec);
-  for (std::size_t i = 0; i < leaves.size(); ++i) {
-    ck::detail::Writer w(std::span<std::byte>(leaf_bytes).subspan(i * rec, rec),
-                         ck::detail::write_foreign_order);
-    const I s = leaves.starts()[i];
-    if constexpr (sizeof(I) == 16) {
-      w.put(static_cast<std::uint64_t>(s));
-      w.put(static_cast<std::uint64_t>(s >> 64));
-    } else {
-      w.put(static_cast<std::uint64_t>(s));
+    for (std::size_t i = 0; i <= n_leaves; ++i) first_byte[i] = payload.offsets[i] * sizeof(T);
+  } else {
+    std::vector<std::vector<std::byte>> run;
+    for (std::size_t l = 0; l < n_leaves; ++l) {
+      first_byte[l] = encoded.size();
+      for (std::size_t i = payload.offsets[l]; i < payload.offsets[l + 1];) {
+        std::size_t j = i + 1;
+        while (ties && j < payload.offsets[l + 1] && keys[j] == keys[i]) ++j;
+        run.assign(j - i, {});
+        for (std::size_t k = i; k < j; ++k) append_serialized(run[k - i], vals[k]);
+        if (run.size() > 1) std::sort(run.begin(), run.end(), by_bytes);
+        for (const auto& r : run) encoded.insert(encoded.end(), r.begin(), r.end());
+        i = j;
+      }
     }
-    w.put(static_cast<std::uint8_t>(leaves.levels()[i]));
-    if (elements) w.put(static_cast<std::uint64_t>(payload.offsets[i + 1] - payload.offsets[i]));
-    if (h.has_loads) w.put(core.loads_.values()[i]);
-    if (!raw_records<T>) w.put(record_shares.begin[me] + first_byte[i]);
+    first_byte[n_leaves] = encoded.size();
+    records = encoded;
   }
-  const auto leaf_shares = ck::SectionShares::of(comm, leaf_bytes.size());
-  h.leaf_count = leaf_shares.total() / rec;
-  h.record_count = 0;
-  {
-    const std::uint64_t mine = payload.values.size();
-    boost::mpi::all_reduce(comm, mine, h.record_count, std::plus<std::uint64_t>());
-  }
-  std::string user = opt.user;
-  boost::mpi::broadcast(comm, user, 0);
-  h.place(leaf_shares.total(), record_shares.total(), user.size());
+  return records;
+}
 
-  // 3. A temporary file next to the target: the previous checkpoint stays until the rename.
+/// Writes the sections (each rank its share) and the checksum tables and header (rank 0) to a
+/// temporary file next to `path`, syncs it and renames it over `path`: the previous checkpoint
+/// stays whole until the rename. On an agreed failure the temporary file is removed. Collective.
+inline void write_file(
+    const boost::mpi::communicator& comm, const std::string& path, checkpoint::Header& h,
+    const std::array<const checkpoint::SectionShares*, checkpoint::section_count>& shares,
+    const std::array<std::span<const std::byte>, checkpoint::section_count>& mine, int tag) {
+  namespace ck = checkpoint;
+  const int me = comm.rank();
   std::string tmp;
   if (me == 0) {
     const auto nonce = static_cast<unsigned long long>(
@@ -287,15 +246,9 @@ void save_core(Core& core, const std::string& path, checkpoint::Kind kind, const
       return std::optional<mpi::File>(std::in_place, comm, tmp, mpi::File::Mode::create);
     });
     std::array<std::vector<std::uint64_t>, ck::section_count> sums;
-    const auto user_shares = ck::SectionShares::of(comm, me == 0 ? user.size() : 0);
-    const std::array<const ck::SectionShares*, ck::section_count> shares{
-        &leaf_shares, &record_shares, &user_shares};
-    const std::array<std::span<const std::byte>, ck::section_count> mine{
-        std::span<const std::byte>(leaf_bytes), records,
-        me == 0 ? std::as_bytes(std::span<const char>(user)) : std::span<const std::byte>()};
     for (int s = 0; s < ck::section_count; ++s)
       sums[s] = ck::write_section(*file, comm, h.sections[s], *shares[s], mine[s], h.block_bytes,
-                                  Core::tag_checkpoint, failed);
+                                  tag, failed);
     agree_step("records");
     for (int s = 0; s < ck::section_count; ++s) {
       auto table = ck::gather_table(comm, sums[s]);
@@ -329,6 +282,75 @@ void save_core(Core& core, const std::string& path, checkpoint::Kind kind, const
     }
     throw;
   }
+}
+
+/// Saves a domain core (collective). `kind`: which front; the values are the store's payload.
+template <class Core>
+void save_core(Core& core, const std::string& path, checkpoint::Kind kind, const SaveOptions& opt) {
+  using C = typename Core::curve_type;
+  using T = typename Core::value_type;
+  using I = typename C::index_type;
+  namespace ck = checkpoint;
+  const boost::mpi::communicator& comm = core.comm_.get();
+  const int me = comm.rank();
+  const auto& leaves = core.leaves_;
+  const auto payload = core.payload();
+  const bool elements = kind == ck::Kind::elements;
+  if constexpr (Core::measured) core.loads_.agree_unit(comm, leaves);  // the seconds timed so far
+  ck::Header h = describe<C, T>(kind, core.store_.box(), core.options_.periodic,
+                                core.options_.hold_level, Core::measured, opt.type_tag);
+  h.block_bytes = opt.block_bytes;
+
+  // 1. This rank's records, in curve order (encode_records).
+  std::vector<std::byte> encoded;
+  std::vector<std::uint64_t> first_byte(leaves.size() + 1, 0);
+  std::span<const std::byte> records;
+  ck::agree(comm, [&] {
+    if (opt.type_tag.size() >= ck::type_tag_bytes)
+      throw invalid_argument("irregular checkpoint: type_tag longer than 63 characters");
+    if (opt.block_bytes < 64 || opt.block_bytes > (std::uint64_t{1} << 40))
+      throw invalid_argument("irregular checkpoint: block_bytes outside [64, 2^40]");
+    if (me == 0) check_writable(path);
+    records = encode_records<Core::store_type::per_leaf>(core.store_.keys_of(leaves), payload,
+                                                         first_byte, encoded);
+  });
+
+  // 2. Shares and counts: one prefix sum per section.
+  const auto record_shares = ck::SectionShares::of(comm, records.size());
+  const std::uint64_t rec = h.leaf_record_bytes();
+  std::vector<std::byte> leaf_bytes(leaves.size() * rec);
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    ck::detail::Writer w(std::span<std::byte>(leaf_bytes).subspan(i * rec, rec),
+                         ck::detail::write_foreign_order);
+    const I s = leaves.starts()[i];
+    if constexpr (sizeof(I) == 16) {
+      w.put(static_cast<std::uint64_t>(s));
+      w.put(static_cast<std::uint64_t>(s >> 64));
+    } else {
+      w.put(static_cast<std::uint64_t>(s));
+    }
+    w.put(static_cast<std::uint8_t>(leaves.levels()[i]));
+    if (elements) w.put(static_cast<std::uint64_t>(payload.offsets[i + 1] - payload.offsets[i]));
+    if (h.has_loads) w.put(core.loads_.values()[i]);
+    if (!raw_records<T>) w.put(record_shares.begin[me] + first_byte[i]);
+  }
+  const auto leaf_shares = ck::SectionShares::of(comm, leaf_bytes.size());
+  h.leaf_count = leaf_shares.total() / rec;
+  h.record_count = 0;
+  {
+    const std::uint64_t mine = payload.values.size();
+    boost::mpi::all_reduce(comm, mine, h.record_count, std::plus<std::uint64_t>());
+  }
+  std::string user = opt.user;
+  boost::mpi::broadcast(comm, user, 0);
+  h.place(leaf_shares.total(), record_shares.total(), user.size());
+
+  // 3. A temporary file next to the target, synced, then renamed over it (write_file).
+  const auto user_shares = ck::SectionShares::of(comm, me == 0 ? user.size() : 0);
+  write_file(comm, path, h, {&leaf_shares, &record_shares, &user_shares},
+             {std::span<const std::byte>(leaf_bytes), records,
+              me == 0 ? std::as_bytes(std::span<const char>(user)) : std::span<const std::byte>()},
+             Core::tag_checkpoint);
 }
 
 /// An open checkpoint: its file and decoded, checked header.
@@ -423,6 +445,88 @@ Box<D> saved_box(const checkpoint::Header& h) {
   return b;
 }
 
+/// Where a rank's serialized records lie, for errors that name them.
+struct RecordsAt {
+  const std::string& path;
+  int rank;
+  std::uint64_t first_record;  ///< global number of the first
+  std::uint64_t offset;        ///< byte offset of the first in the file
+};
+
+/// Decodes `count` length-prefixed serialized values into `values`; throws
+/// irregular::checkpoint_error when a record overruns the bytes or they are not filled exactly.
+/// Local; a user serialize may throw.
+template <class V>
+void decode_serialized(const std::vector<std::byte>& serialized, std::uint64_t count_mine,
+                       V& values, const RecordsAt& where) {
+  using T = typename V::value_type;
+  values.reserve(count_mine);
+  std::size_t at = 0;
+  const std::span<const std::byte> src(serialized);
+  for (std::uint64_t i = 0; i < count_mine; ++i) {
+    std::uint64_t n = 0;
+    if (at + 8 > src.size() || (std::memcpy(&n, src.data() + at, 8), n > src.size() - at - 8))
+      throw checkpoint_error("irregular checkpoint '" + where.path + "': record " +
+                                 std::to_string(where.first_record + i) + " overruns its section",
+                             where.rank, "records", -1, where.offset + at);
+    std::istringstream is(std::string(reinterpret_cast<const char*>(src.data() + at + 8), n),
+                          std::ios::binary);
+    boost::archive::binary_iarchive ar(is, boost::archive::no_header);
+    T v{};
+    ar >> v;
+    values.push_back(std::move(v));
+    at += 8 + n;
+  }
+  if (at != src.size())
+    throw checkpoint_error(
+        "irregular checkpoint '" + where.path + "': records do not fill the leaves", where.rank,
+        "records", -1, where.offset + at);
+}
+
+/// The leaves that all ranks read tile the curve in rank order, and their counts add up to the
+/// header's record count (one all-gather of O(p) words). Collective over comm.
+template <class C>
+void check_tiling(const boost::mpi::communicator& comm, const LocalLeaves<C>& leaves,
+                  std::uint64_t count_mine, const checkpoint::Header& h, const std::string& path) {
+  namespace ck = checkpoint;
+  using I = typename C::index_type;
+  const int me = comm.rank();
+  const std::uint64_t L = h.leaf_count;
+  const auto words = [](I x) {
+    return std::array<std::uint64_t, 2>{
+        static_cast<std::uint64_t>(x),
+        sizeof(I) == 16 ? static_cast<std::uint64_t>(x >> 32 >> 32) : 0};
+  };
+  const auto s0 = words(leaves.empty() ? I{0} : leaves.start(0));
+  const auto e0 = words(leaves.empty() ? I{0} : leaves.end(leaves.size() - 1));
+  const std::array<std::uint64_t, 6> mine{
+      leaves.empty() ? 0u : 1u, s0[0], s0[1], e0[0], e0[1], count_mine};
+  std::vector<std::array<std::uint64_t, 6>> all;
+  boost::mpi::all_gather(comm, mine, all);
+  ck::agree(comm, [&] {
+    std::array<std::uint64_t, 2> at{0, 0};
+    std::uint64_t total = 0;
+    for (const auto& r : all) {
+      total += r[5];
+      if (!r[0]) continue;
+      if (r[1] != at[0] || r[2] != at[1])
+        throw checkpoint_error(
+            "irregular checkpoint '" + path + "': the leaves do not tile the domain", me, "leaves",
+            -1, h.sections[ck::leaves].offset);
+      at = {r[3], r[4]};
+    }
+    if (at != words(detail::index_end<C>()) && L > 0)
+      throw checkpoint_error(
+          "irregular checkpoint '" + path + "': the leaves do not cover the domain", me, "leaves",
+          -1, h.sections[ck::leaves].offset);
+    if (total != h.record_count)
+      throw checkpoint_error("irregular checkpoint '" + path + "': the leaves hold " +
+                                 std::to_string(total) + " records, the header says " +
+                                 std::to_string(h.record_count),
+                             me, "leaves", -1, h.sections[ck::leaves].offset);
+  });
+}
+
 /// Reads this rank's even share of the leaves and their records into an (empty) core, checks
 /// them, and lets the partitioner map them by their loads. Collective over comm.
 template <class Core>
@@ -501,41 +605,7 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
   std::uint64_t first_record = 0;
   boost::mpi::scan(comm, count_mine, first_record, std::plus<std::uint64_t>());
   first_record -= count_mine;
-  {
-    const auto words = [](I x) {
-      return std::array<std::uint64_t, 2>{
-          static_cast<std::uint64_t>(x),
-          sizeof(I) == 16 ? static_cast<std::uint64_t>(x >> 32 >> 32) : 0};
-    };
-    const auto s0 = words(leaves.empty() ? I{0} : leaves.start(0));
-    const auto e0 = words(leaves.empty() ? I{0} : leaves.end(leaves.size() - 1));
-    const std::array<std::uint64_t, 6> mine{
-        leaves.empty() ? 0u : 1u, s0[0], s0[1], e0[0], e0[1], count_mine};
-    std::vector<std::array<std::uint64_t, 6>> all;
-    boost::mpi::all_gather(comm, mine, all);
-    ck::agree(comm, [&] {
-      std::array<std::uint64_t, 2> at{0, 0};
-      std::uint64_t total = 0;
-      for (const auto& r : all) {
-        total += r[5];
-        if (!r[0]) continue;
-        if (r[1] != at[0] || r[2] != at[1])
-          throw checkpoint_error(
-              "irregular checkpoint '" + path + "': the leaves do not tile the domain", me,
-              "leaves", -1, h.sections[ck::leaves].offset);
-        at = {r[3], r[4]};
-      }
-      if (at != words(detail::index_end<C>()) && L > 0)
-        throw checkpoint_error(
-            "irregular checkpoint '" + path + "': the leaves do not cover the domain", me, "leaves",
-            -1, h.sections[ck::leaves].offset);
-      if (total != h.record_count)
-        throw checkpoint_error("irregular checkpoint '" + path + "': the leaves hold " +
-                                   std::to_string(total) + " records, the header says " +
-                                   std::to_string(h.record_count),
-                               me, "leaves", -1, h.sections[ck::leaves].offset);
-    });
-  }
+  check_tiling(comm, leaves, count_mine, in.header, path);
   if constexpr (raw_records<T>) {
     rec_begin = first_record * sizeof(T);
     rec_end = rec_begin + count_mine * sizeof(T);
@@ -558,32 +628,11 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
                           : std::span<std::byte>(serialized);
     ck::read_section_into(in.file, h, ck::records, rec_begin, rec_end, into, path, me);
   });
-  if constexpr (!raw_records<T>) {
+  if constexpr (!raw_records<T>)
     ck::agree(comm, [&] {
-      values.reserve(count_mine);
-      std::size_t at = 0;
-      const std::span<const std::byte> src(serialized);
-      for (std::uint64_t i = 0; i < count_mine; ++i) {
-        std::uint64_t n = 0;
-        if (at + 8 > src.size() || (std::memcpy(&n, src.data() + at, 8), n > src.size() - at - 8))
-          throw checkpoint_error("irregular checkpoint '" + path + "': record " +
-                                     std::to_string(first_record + i) + " overruns its section",
-                                 me, "records", -1,
-                                 h.sections[ck::records].offset + rec_begin + at);
-        std::istringstream is(std::string(reinterpret_cast<const char*>(src.data() + at + 8), n),
-                              std::ios::binary);
-        boost::archive::binary_iarchive ar(is, boost::archive::no_header);
-        T v{};
-        ar >> v;
-        values.push_back(std::move(v));
-        at += 8 + n;
-      }
-      if (at != src.size())
-        throw checkpoint_error(
-            "irregular checkpoint '" + path + "': records do not fill the leaves", me, "records",
-            -1, h.sections[ck::records].offset + rec_begin + at);
+      decode_serialized(serialized, count_mine, values,
+                        {path, me, first_record, h.sections[ck::records].offset + rec_begin});
     });
-  }
   // The user section is verified even when not asked for: every byte of the file is checked.
   const auto user_in = ck::agree(comm, [&] {
     return ck::read_section(in.file, h, ck::user, 0, h.sections[ck::user].bytes, path, me);
