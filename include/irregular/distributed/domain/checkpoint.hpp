@@ -12,6 +12,7 @@
 #include <irregular/core/detail/splice_vector.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/distributed/checkpoint/sections.hpp>
+#include <irregular/distributed/ghost/store.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
 #include <irregular/mpi/file.hpp>
 #include <irregular/tree/detail/curve_math.hpp>
