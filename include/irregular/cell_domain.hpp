@@ -20,6 +20,7 @@
 #include <irregular/distributed/htree/leaf_loads.hpp>
 #include <irregular/distributed/htree/load_metric.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
+#include <irregular/distributed/htree/reduce_up.hpp>
 #include <irregular/distributed/htree/sample_sort.hpp>
 #include <irregular/distributed/partitioners/partitioner.hpp>
 #include <irregular/distributed/partitioners/sfc_blocking.hpp>
@@ -238,6 +239,16 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
   /// load::Measured.
   [[nodiscard]] std::span<const double> local_loads() const noexcept {
     return core_.loads_.values();
+  }
+  /// The upward pass (distributed/htree/reduce_up.hpp): `leaf_value(cell, data)` on each local
+  /// leaf, `combine(cell, children)` on each hnode above, children in curve order; the values of
+  /// this rank's hnodes and of the replicated ones, the same bits at every rank count. When
+  /// either throws on any rank, every rank throws the same collective_error. Collective.
+  template <class LeafValue, class Combine>
+  [[nodiscard]] auto reduce_up(LeafValue&& leaf_value, Combine&& combine) const {
+    return irregular::reduce_up(
+        comm(), core_.leaves_, [&](std::size_t i) { return leaf_value(cell(i), data(i)); },
+        combine);
   }
   /// The centre of leaf i in box coordinates.
   [[nodiscard]] std::array<double, dim> centre(std::size_t i) const {

@@ -22,6 +22,7 @@
 #include <irregular/distributed/htree/leaf_loads.hpp>
 #include <irregular/distributed/htree/load_metric.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
+#include <irregular/distributed/htree/reduce_up.hpp>
 #include <irregular/distributed/htree/replicated_htree.hpp>
 #include <irregular/distributed/htree/sample_sort.hpp>
 #include <irregular/distributed/maps/ownership_map.hpp>
@@ -89,9 +90,10 @@ requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C
   };
 
   /// `condition(cell, count)` says whether a cell must be split (refine::max_elements(k),
-  /// refine::max_level(l) or a user predicate). Throws irregular::invalid_argument for a bad
-  /// box, an empty condition or partitioner options that cannot work with comm.size() parts.
-  /// Collective over comm (duplicates it).
+  /// refine::max_level(l) or a user predicate). Throws irregular::collective_error on every rank
+  /// for a bad box, an empty condition or partitioner options that cannot work with comm.size()
+  /// parts (bad options: tests `domain_np*`, `domain_maps_np*`). Collective over comm
+  /// (duplicates it).
   IrregularDomain(const boost::mpi::communicator& comm, Box<dim> box, condition_type condition,
                   options_type options = {})
       : core_(comm, box, std::move(options),
@@ -463,6 +465,20 @@ requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C
 
   /// Times the work on a local leaf (load::Measured): the seconds join the leaf's load.
   [[nodiscard]] ScopedTimer time_leaf(std::size_t i) { return core_.time_leaf(i); }
+
+  /// The upward pass (distributed/htree/reduce_up.hpp): `leaf_value(cell, elements)` on each
+  /// local leaf, `combine(cell, children)` on each hnode above, children in curve order; returns
+  /// the values of this rank's hnodes and of the replicated ones, the same bits at every rank
+  /// count. When either throws on any rank, every rank throws the same collective_error.
+  /// Collective over comm.
+  template <class LeafValue, class Combine>
+  [[nodiscard]] auto reduce_up(LeafValue&& leaf_value, Combine&& combine) const {
+    const auto& store = core_.store_;
+    return irregular::reduce_up(
+        comm(), core_.leaves_,
+        [&](std::size_t i) { return leaf_value(core_.leaves_.cell(i), store.of_leaf(i)); },
+        combine);
+  }
 
   // ---- checkpoint and restart ----------------------------------------------------------------
 

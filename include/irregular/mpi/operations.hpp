@@ -80,6 +80,31 @@ inline void all_to_all_words(const boost::mpi::communicator& comm,
                           rcount.data(), rdispl.data(), MPI_UINT64_T, MPI_Comm(comm)));
 }
 
+/// Every rank's `mine` (trivially copyable values), concatenated in rank order; `counts[r]`
+/// gets rank r's number of values. One all_gather of byte counts, one all_gatherv of bytes.
+/// Collective over comm.
+template <class T>
+std::vector<T> all_gather_raw(const boost::mpi::communicator& comm, std::span<const T> mine,
+                              std::vector<int>& counts) {
+  static_assert(std::is_trivially_copyable_v<T>, "irregular::mpi::all_gather_raw: raw values");
+  const int p = comm.size();
+  const int my_bytes = detail::bytes_as_int(mine.size_bytes());
+  std::vector<int> bytes(static_cast<std::size_t>(p)), displ(static_cast<std::size_t>(p) + 1, 0);
+  BOOST_MPI_CHECK_RESULT(MPI_Allgather,
+                         (&my_bytes, 1, MPI_INT, bytes.data(), 1, MPI_INT, MPI_Comm(comm)));
+  for (std::size_t r = 0; r < bytes.size(); ++r) {
+    if (static_cast<std::size_t>(displ[r]) + static_cast<std::size_t>(bytes[r]) > INT_MAX)
+      throw std::length_error("irregular::mpi::all_gather_raw: over INT_MAX bytes in all");
+    displ[r + 1] = displ[r] + bytes[r];
+  }
+  std::vector<T> all(static_cast<std::size_t>(displ.back()) / sizeof(T));
+  BOOST_MPI_CHECK_RESULT(MPI_Allgatherv, (mine.data(), my_bytes, MPI_BYTE, all.data(), bytes.data(),
+                                          displ.data(), MPI_BYTE, MPI_Comm(comm)));
+  counts.resize(bytes.size());
+  for (std::size_t r = 0; r < bytes.size(); ++r) counts[r] = bytes[r] / static_cast<int>(sizeof(T));
+  return all;
+}
+
 /// The number of ranks of comm that share this rank's node (shared memory). Collective over comm.
 inline int node_rank_count(const boost::mpi::communicator& comm) {
   MPI_Comm node;

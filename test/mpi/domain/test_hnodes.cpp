@@ -1,0 +1,291 @@
+// Values on hnodes (issue 27): the upward pass against a sequential recursion over the whole
+// gathered tree, value by value and bit by bit, for a sum, a max and a non-commutative combine;
+// the same bits on one rank alone; every hnode a rank holds present with the right holder; a
+// throwing leaf value or combine on exactly one rank agreed everywhere with the domain unchanged.
+#include <irregular/distributed/htree/reduce_up.hpp>
+
+#include "../support/domain_support.hpp"
+#include <bit>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+using namespace domain_support;
+
+namespace {
+
+using Curve2 = irr::curve::Hilbert<2>;
+using Curve3 = irr::curve::Morton<3>;
+
+// Three combines at once: a sum whose rounding depends on the order, a max, and an
+// order-sensitive fold of the children (a different child order gives a different word).
+struct Summary {
+  double sum = 0;
+  double max = 0;
+  std::uint64_t fold = 0;
+  std::uint64_t count = 0;
+};
+
+bool same_bits(const Summary& a, const Summary& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+template <int D>
+Summary leaf_summary(const irr::Cell<D>& c, std::span<const double> weights) {
+  Summary s;
+  for (double w : weights) {
+    s.sum += w;
+    s.max = std::max(s.max, w);
+  }
+  s.count = weights.size();
+  s.fold = 0x9E3779B97F4A7C15ull ^ (static_cast<std::uint64_t>(c.level) << 56) ^
+           static_cast<std::uint64_t>(c.anchor[0]) * 0x100000001B3ull ^ s.count;
+  return s;
+}
+
+template <int D>
+Summary combine(const irr::Cell<D>& c, std::span<const Summary> kids) {
+  Summary s;
+  s.fold = static_cast<std::uint64_t>(c.level) + 1;
+  for (const auto& k : kids) {
+    s.sum += k.sum;
+    s.max = std::max(s.max, k.max);
+    s.count += k.count;
+    s.fold = (s.fold * 1000003ull) ^ k.fold;
+  }
+  return s;
+}
+
+// Weights spanning many magnitudes, so a different summation order changes the bits.
+double weight(std::uint64_t id) {
+  return std::ldexp(1.0 + static_cast<double>(id % 97) / 97.0, static_cast<int>(id % 41) - 20);
+}
+
+template <int D>
+irr::Box<D> unit_box() {
+  irr::Box<D> b;
+  b.hi.fill(1.0);
+  return b;
+}
+
+template <int D>
+struct Element {
+  std::array<double, D> position;
+  std::uint64_t id;
+};
+
+// The oracle: every leaf's summary on every rank, then the recursion from the root.
+template <class C>
+struct Oracle {
+  using I = typename C::index_type;
+  std::map<std::pair<I, int>, Summary> values;  // (start, level) -> value
+
+  Summary at(const std::vector<I>& starts, const std::vector<int>& levels,
+             const std::vector<Summary>& leaf, I s, int l) {
+    const auto i = static_cast<std::size_t>(std::lower_bound(starts.begin(), starts.end(), s) -
+                                            starts.begin());
+    Summary v;
+    if (i < starts.size() && starts[i] == s && levels[i] == l) {
+      v = leaf[i];
+    } else {
+      std::vector<Summary> kids;
+      for (int k = 0; k < irr::detail::children_of<C>; ++k)
+        kids.push_back(at(starts, levels, leaf,
+                          s + static_cast<I>(k) * irr::detail::span_at<C>(l + 1), l + 1));
+      v = combine<C::dim>(irr::detail::cell_at<C>(s, l), kids);
+    }
+    values[{s, l}] = v;
+    return v;
+  }
+};
+
+template <class Domain>
+auto summaries_of(const Domain& d) {
+  return d.reduce_up(
+      [](const auto& cell, std::span<const typename Domain::element_type> es) {
+        std::vector<double> w;
+        for (const auto& e : es) w.push_back(weight(e.id));
+        return leaf_summary<Domain::dim>(cell, w);
+      },
+      [](const auto& cell, std::span<const Summary> kids) {
+        return combine<Domain::dim>(cell, kids);
+      });
+}
+
+// Checks every hnode this rank holds against the oracle over the gathered tree.
+template <class Domain, class Values>
+void require_oracle(const Domain& d, const Values& got) {
+  using C = typename Domain::curve_type;
+  using I = typename C::index_type;
+  const auto& w = d.comm();
+  const auto& t = d.local_tree();
+  std::vector<std::uint64_t> mine_starts;
+  std::vector<int> mine_levels;
+  std::vector<Summary> mine_values;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    mine_starts.push_back(static_cast<std::uint64_t>(t.start(i)));
+    mine_levels.push_back(t.level(i));
+    const std::size_t n = got.find(t.start(i), t.level(i));
+    REQUIRE(n < got.size());  // every local leaf is held, as a leaf, pointing back at itself
+    REQUIRE(got.kind(n) == irr::HnodeKind::leaf);
+    REQUIRE(got.local_leaf(n) == i);
+    REQUIRE(got.owner(n) == w.rank());
+    mine_values.push_back(got.value(n));
+  }
+  std::vector<std::vector<std::uint64_t>> s;
+  std::vector<std::vector<int>> l;
+  std::vector<std::vector<std::uint64_t>> v;
+  std::vector<std::uint64_t> words(mine_values.size() * 4);
+  std::memcpy(words.data(), mine_values.data(), words.size() * 8);
+  mpi::all_gather(w, mine_starts, s);
+  mpi::all_gather(w, mine_levels, l);
+  mpi::all_gather(w, words, v);
+  std::vector<I> starts;
+  std::vector<int> levels;
+  std::vector<Summary> leaf;
+  for (int r = 0; r < w.size(); ++r)
+    for (std::size_t i = 0; i < s[r].size(); ++i) {
+      starts.push_back(static_cast<I>(s[r][i]));
+      levels.push_back(l[r][i]);
+      Summary x;
+      std::memcpy(static_cast<void*>(&x), v[r].data() + 4 * i, sizeof x);
+      leaf.push_back(x);
+    }
+  REQUIRE(std::is_sorted(starts.begin(), starts.end()));
+  Oracle<C> oracle;
+  oracle.at(starts, levels, leaf, I{0}, 0);
+  std::size_t replicated = 0;
+  for (std::size_t n = 0; n < got.size(); ++n) {
+    const auto it = oracle.values.find({got.start(n), got.level(n)});
+    REQUIRE(it != oracle.values.end());
+    REQUIRE(same_bits(got.value(n), it->second));
+    if (got.owner(n) == -1) {
+      ++replicated;
+      REQUIRE(got.kind(n) == irr::HnodeKind::internal);
+    }
+  }
+  REQUIRE(got.root() < got.size());
+  REQUIRE(got.level(got.root()) == 0);
+  // A private root's leaves are all here; its parent's are not.
+  for (std::size_t n : got.private_roots()) {
+    REQUIRE(got.owner(n) == w.rank());
+    const auto iv = irr::detail::interval_of<C>(got.cell(n));
+    std::uint64_t span = 0;
+    for (std::size_t i = 0; i < t.size(); ++i)
+      if (t.start(i) >= iv.start && t.start(i) < iv.end)
+        span += static_cast<std::uint64_t>(t.end(i) - t.start(i));
+    REQUIRE(span == static_cast<std::uint64_t>(iv.end - iv.start));
+  }
+  if (w.size() > 1 && d.global_leaf_count() > 1) REQUIRE(replicated > 0);
+}
+
+template <class Domain, class Points>
+void check_upward_pass(const Points& pts, std::size_t k) {
+  mpi::communicator w;
+  for (int split : {0, 1, 2}) {
+    Domain d(w, unit_box<Domain::dim>(), irr::refine::max_elements(k));
+    insert_and_build(d, pts, split);
+    const auto got = summaries_of(d);
+    require_oracle(d, got);
+    // The same bits on one rank alone.
+    Summary alone{};
+    if (w.rank() == 0) {
+      mpi::communicator self(MPI_COMM_SELF, mpi::comm_attach);
+      Domain s(self, unit_box<Domain::dim>(), irr::refine::max_elements(k));
+      std::vector<typename Domain::element_type> all;
+      for (std::size_t i = 0; i < pts.size(); ++i) all.push_back({pts[i], i});
+      s.insert(all);
+      s.build();
+      const auto one = summaries_of(s);
+      alone = one.value(one.root());
+    }
+    std::array<std::uint64_t, 4> bits{};
+    std::memcpy(bits.data(), &alone, sizeof alone);
+    mpi::broadcast(w, bits.data(), 4, 0);
+    std::memcpy(static_cast<void*>(&alone), bits.data(), sizeof alone);
+    REQUIRE(same_bits(got.value(got.root()), alone));
+    REQUIRE(got.value(got.root()).count == pts.size());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("reduce_up equals the sequential recursion, bit for bit, 2D Hilbert and 3D Morton") {
+  using D2 = irr::IrregularDomain<Element<2>, irr::stencil::Moore<2>, Curve2>;
+  using D3 = irr::IrregularDomain<Element<3>, irr::stencil::Moore<3>, Curve3>;
+  check_upward_pass<D2>(clustered<2>(1500, 11), 6);
+  check_upward_pass<D3>(clustered<3>(1200, 12), 5);
+}
+
+TEST_CASE("reduce_up on the cell domain equals the sequential recursion") {
+  mpi::communicator w;
+  using CD = irr::CellDomain<double, irr::stencil::Moore<2>, Curve2>;
+  CD d(w, unit_box<2>(), 4,
+       [](const irr::Cell<2>& c) { return weight(c.anchor[0] * 31 + c.anchor[1]); });
+  const auto got = d.reduce_up(
+      [](const irr::Cell<2>& c, const double& x) {
+        std::vector<double> one{x};
+        return leaf_summary<2>(c, one);
+      },
+      [](const irr::Cell<2>& c, std::span<const Summary> kids) { return combine<2>(c, kids); });
+  // The oracle needs the leaves' values: leaf_summary of each leaf, gathered by require_oracle.
+  using C = Curve2;
+  std::vector<Summary> seq;
+  Oracle<C> oracle;
+  std::vector<typename C::index_type> starts;
+  std::vector<int> levels;
+  for (typename C::index_type i = 0; i < 256; ++i) {
+    starts.push_back(i * irr::detail::span_at<C>(4));
+    levels.push_back(4);
+    const auto c = irr::detail::cell_at<C>(starts.back(), 4);
+    std::vector<double> one{weight(c.anchor[0] * 31 + c.anchor[1])};
+    seq.push_back(leaf_summary<2>(c, one));
+  }
+  oracle.at(starts, levels, seq, 0, 0);
+  for (std::size_t n = 0; n < got.size(); ++n)
+    REQUIRE(same_bits(got.value(n), oracle.values.at({got.start(n), got.level(n)})));
+  REQUIRE(got.value(got.root()).count == 256);
+}
+
+TEST_CASE("a throwing leaf value or combine on one rank is agreed, the domain unchanged") {
+  mpi::communicator w;
+  using D2 = irr::IrregularDomain<Element<2>, irr::stencil::Moore<2>, Curve2>;
+  D2 d(w, unit_box<2>(), irr::refine::max_elements(6));
+  insert_and_build(d, clustered<2>(800, 21), 1);
+  const auto before = global_checksum(w, checksum(std::as_const(d).local_elements()));
+  const auto leaves_before = d.global_leaf_count();
+  const int bad = w.size() - 1;
+  auto leaf_ok = [](const irr::Cell<2>& c, std::span<const Element<2>> es) {
+    std::vector<double> ws;
+    for (const auto& e : es) ws.push_back(weight(e.id));
+    return leaf_summary<2>(c, ws);
+  };
+  auto comb_ok = [](const irr::Cell<2>& c, std::span<const Summary> k) { return combine<2>(c, k); };
+  // Phase 1: a leaf value; phase 2: a combine in a private H-Tree; phase 3: a combine of the
+  // replicated hnodes (the root), which every rank runs.
+  for (int phase : {1, 2, 3}) {
+    const bool throwing = w.rank() == bad;
+    auto leaf = [&](const irr::Cell<2>& c, std::span<const Element<2>> es) {
+      if (phase == 1 && throwing) throw std::runtime_error("bad leaf on the last rank");
+      return leaf_ok(c, es);
+    };
+    auto comb = [&](const irr::Cell<2>& c, std::span<const Summary> k) {
+      if (phase == 2 && throwing && c.level > 1) throw std::runtime_error("bad private combine");
+      if (phase == 3 && throwing && c.level == 0) throw std::runtime_error("bad root combine");
+      return comb_ok(c, k);
+    };
+    bool caught = false;
+    try {
+      (void)d.reduce_up(leaf, comb);
+    } catch (const irr::collective_error& e) {
+      caught = true;
+      REQUIRE(e.failing_rank() == bad);
+      const std::string want = phase == 1   ? "bad leaf on the last rank"
+                               : phase == 2 ? "bad private combine"
+                                            : "bad root combine";
+      REQUIRE(std::string(e.what()).find(want) != std::string::npos);
+    }
+    REQUIRE(caught);
+    REQUIRE(global_checksum(w, checksum(std::as_const(d).local_elements())) == before);
+    REQUIRE(d.global_leaf_count() == leaves_before);
+  }
+}
