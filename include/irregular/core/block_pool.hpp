@@ -1,7 +1,7 @@
 // Large blocks that the element and leaf arrays release, kept on the releasing thread for the
 // next array of about their size. Their pages are mapped already, so the next remap or move
-// writes into them without a page fault per 4 KiB, which on the machines measured costs about
-// 40 times a rewrite of mapped memory (bench/results/anchors.md, "Released arrays are reused"). The
+// writes into them without a page fault per 4 KiB; that halved the default rebalance on the
+// p4est anchor mesh (bench/results/anchors.md, "Released arrays are reused"). The
 // same idea as the transport's frame pool, for the arrays themselves.
 #pragma once
 

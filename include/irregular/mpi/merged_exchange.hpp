@@ -37,10 +37,10 @@ struct MergeOptions {
   /// message per partner per phase). The papers found b = 50 best on their Ethernet cluster.
   std::size_t buffer_entries = 0;
   /// NBX by default: termination messages cost every rank p - 1 messages per phase, p^2 in all,
-  /// which a library meant for thousands of ranks does not spend. bench_merged_exchange measured
-  /// termination messages faster at 2-7 ranks (an empty phase 8-24 us against 12-40 us, OpenMPI
-  /// 4.1 shared memory), a difference of microseconds per phase; NBX with tiny b (many
-  /// outstanding MPI_Issend) was pathologically slow there, so with NBX keep b = 0 or b >= 15.
+  /// which a library meant for thousands of ranks does not spend. In the ghost collection at 2
+  /// and 4 ranks neither b nor the termination scheme moved the time beyond the noise, except
+  /// b = 1, 10-40% slower at 4 ranks (bench/results/ghost.md, "Merge buffer b and termination"),
+  /// so with NBX keep b = 0 or b >= 15.
   Termination termination = Termination::nbx;
 };
 

@@ -1,7 +1,8 @@
 // Serialized values on the wire of sparse exchanges and migration: frames of the wire archive
 // (detail/wire_archive.hpp), each element's serialize() called directly; element types opted out
 // by mpi::packed_archive_transport travel through Boost.MPI packed archives instead.
-// bench/results/transport.md: the wire archive is several times faster than either Boost archive.
+// bench/results/transport.md: the wire archive saves and loads 10^6 small elements in 111-114 ms,
+// Boost's archives in 132-235 ms.
 #pragma once
 
 #include <irregular/core/detail/uninitialized_allocator.hpp>
@@ -47,8 +48,7 @@ using FrameBuffer = std::vector<char, UninitializedAllocator<char>>;
 
 /// Frame buffers kept on this thread between exchanges, so that a program that migrates every
 /// step reuses pages it has already touched: fresh pages of a large buffer are faulted in one by
-/// one, which costs more than serializing into them (bench/results/transport.md). At most
-/// frame_pool_buffers buffers and frame_pool_bytes bytes stay.
+/// one. At most frame_pool_buffers buffers and frame_pool_bytes bytes stay.
 inline constexpr std::size_t frame_pool_buffers = 16;
 inline constexpr std::size_t frame_pool_bytes = std::size_t{256} << 20;
 

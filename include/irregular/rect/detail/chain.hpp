@@ -14,7 +14,8 @@ namespace irregular::detail {
 /// Optimal 1D partition of [lo, hi) into p parts: the bottleneck (exact for integer sums).
 /// When `ends` is given, it receives the p part ends: the greedy optimal separators (trailing
 /// parts may be empty, ending at hi). Greedy, not balanced: the 2D heuristics were tuned on
-/// them, and balanced 1D cuts moved their Lmax both ways on bench/rect (doc/guide/rectangular.md).
+/// them, and with them every rectangular imbalance table stayed as it was when the 1D engine
+/// gained balanced separators (bench/results/partition1d.md, doc/guide/rectangular.md).
 template <class S, class Pre>
 S chain_optimum(const Pre& pre, std::size_t lo, std::size_t hi, std::size_t p,
                 std::vector<std::size_t>* ends = nullptr,
