@@ -14,6 +14,7 @@
 #include <irregular/distributed/domain/checkpoint.hpp>
 #include <irregular/distributed/domain/core.hpp>
 #include <irregular/distributed/domain/options.hpp>
+#include <irregular/distributed/ghost/hnode_walk.hpp>
 #include <irregular/distributed/ghost/store.hpp>
 #include <irregular/distributed/ghost/strategies.hpp>
 #include <irregular/distributed/htree/balance.hpp>
@@ -246,9 +247,35 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
   /// either throws on any rank, every rank throws the same collective_error. Collective.
   template <class LeafValue, class Combine>
   [[nodiscard]] auto reduce_up(LeafValue&& leaf_value, Combine&& combine) const {
-    return irregular::reduce_up(
+    auto values = irregular::reduce_up(
         comm(), core_.leaves_, [&](std::size_t i) { return leaf_value(cell(i), data(i)); },
         combine);
+    values.set_stamp(core_.generation_ + 1);
+    return values;
+  }
+  /// Remote hnodes by a traversal predicate (distributed/ghost/hnode_walk.hpp): every local
+  /// leaf walks `values` (this domain's reduce_up, since the last change of tree or map) from
+  /// the root; `open(hnode_box, reader_box)` (the reader: the leaf's box; monotone: a box that
+  /// contains another opens at least what it opens) decides which hnodes are entered. For each
+  /// hnode not opened, `accept(leaf, hnode, false, {})`; for each leaf opened,
+  /// `accept(leaf, hnode, true, data)`, data its one datum. A leaf's calls are consecutive and in
+  /// the same order at every rank count and under every strategy: hnodes::RequestAnswer,
+  /// FaultPrevention, InformedFaultPrevention (keep one object across calls: it reuses its sets) or
+  /// ByName. The remote hnodes collected stay in `values`. Errors are agreed. Collective over comm.
+  template <class V, class Open, class Accept, class Strategy = hnodes::InformedFaultPrevention>
+  HnodeStats walk_hnodes(HnodeValues<C, V>& values, Open&& open, Accept&& accept,
+                         Strategy&& strategy = {}) const {
+    static_assert(std::is_trivially_copyable_v<Data>,
+                  "irregular::CellDomain::walk_hnodes: data travel as bytes");
+    core_.check_hnodes(values.stamp(), "irregular::CellDomain::walk_hnodes");
+    hnodes::WalkInput<C, V, Data, std::remove_reference_t<Open>> in{comm(),
+                                                                    values,
+                                                                    core_.leaves_,
+                                                                    [&](std::size_t i) { return std::span<const Data>(&core_.store_.data[i], 1); },
+                                                                    box(),
+                                                                    open,
+                                                                    Core::tag_hnodes};
+    return hnodes::walk(in, accept, strategy);
   }
   /// The centre of leaf i in box coordinates.
   [[nodiscard]] std::array<double, dim> centre(std::size_t i) const {

@@ -289,3 +289,198 @@ TEST_CASE("a throwing leaf value or combine on one rank is agreed, the domain un
     REQUIRE(d.global_leaf_count() == leaves_before);
   }
 }
+
+// ---- remote hnodes by a traversal predicate -------------------------------------------------
+
+namespace {
+
+// A box-box acceptance criterion: open when the hnode is large for its distance to the reader
+// (monotone in the reader box: a larger box is nearer).
+template <int D>
+struct Mac {
+  double theta;
+  bool operator()(const irr::Box<D>& h, const irr::Box<D>& r) const {
+    double size = 0, dist2 = 0;
+    for (int d = 0; d < D; ++d) {
+      size = std::max(size, h.extent(d));
+      const double gap = std::max({0.0, r.lo[d] - h.hi[d], h.lo[d] - r.hi[d]});
+      dist2 += gap * gap;
+    }
+    return size > theta * std::sqrt(dist2);
+  }
+};
+
+// Each reader leaf's walk as one word: the accepted hnodes in order, their values' bits, and
+// for near leaves their elements' ids; plus how many elements it met near.
+struct Trace {
+  std::uint64_t start, hash, near_elements;
+};
+
+template <class Domain, class Values>
+std::vector<Trace> traces(const Domain& d, Values& values, double theta, auto&& strategy,
+                          irr::HnodeStats* stats = nullptr) {
+  std::vector<Trace> t(d.local_leaf_count());
+  for (std::size_t i = 0; i < t.size(); ++i)
+    t[i] = {static_cast<std::uint64_t>(d.local_tree().start(i)), 0x9E3779B97F4A7C15ull, 0};
+  const auto st = d.walk_hnodes(
+      values, Mac<Domain::dim>{theta},
+      [&](std::size_t leaf, std::size_t n, bool near,
+          std::span<const typename Domain::element_type> es) {
+        auto& h = t[leaf].hash;
+        h = (h ^ static_cast<std::uint64_t>(values.start(n))) * 0x100000001B3ull;
+        h = (h ^ static_cast<std::uint64_t>(values.level(n) * 2 + near)) * 0x100000001B3ull;
+        if (near) {
+          for (const auto& e : es) h = (h ^ e.id) * 0x100000001B3ull;
+          t[leaf].near_elements += es.size();
+        } else {
+          h = (h ^ values.value(n).fold) * 0x100000001B3ull;
+        }
+      },
+      strategy);
+  if (stats) *stats = st;
+  return t;
+}
+
+std::vector<Trace> gathered(const mpi::communicator& w, const std::vector<Trace>& mine) {
+  std::vector<std::uint64_t> flat;
+  for (const auto& t : mine) flat.insert(flat.end(), {t.start, t.hash, t.near_elements});
+  std::vector<std::vector<std::uint64_t>> all;
+  mpi::all_gather(w, flat, all);
+  std::vector<Trace> out;
+  for (const auto& v : all)
+    for (std::size_t i = 0; i + 2 < v.size(); i += 3) out.push_back({v[i], v[i + 1], v[i + 2]});
+  std::sort(out.begin(), out.end(),
+            [](const Trace& a, const Trace& b) { return a.start < b.start; });
+  return out;
+}
+
+bool same(const std::vector<Trace>& a, const std::vector<Trace>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].start != b[i].start || a[i].hash != b[i].hash ||
+        a[i].near_elements != b[i].near_elements)
+      return false;
+  return true;
+}
+
+irr::HnodeStats summed(const mpi::communicator& w, const irr::HnodeStats& s) {
+  std::array<std::uint64_t, 6> mine{s.messages,      s.bytes,    s.hnodes_sent,
+                                    s.elements_sent, s.unopened, s.faults},
+      all{};
+  for (std::size_t k = 0; k < mine.size(); ++k)
+    mpi::all_reduce(w, mine[k], all[k], std::plus<std::uint64_t>());
+  irr::HnodeStats t;
+  t.messages = all[0], t.bytes = all[1], t.hnodes_sent = all[2], t.elements_sent = all[3];
+  t.unopened = all[4], t.faults = all[5], t.rounds = s.rounds;
+  return t;
+}
+
+template <class Domain, class Points>
+void check_walks(const Points& pts, std::size_t k) {
+  mpi::communicator w;
+  Domain d(w, unit_box<Domain::dim>(), irr::refine::max_elements(k));
+  insert_and_build(d, pts, 1);
+  for (double theta : {0.0, 0.7}) {
+    // The oracle: the same walks on one rank holding everything.
+    std::vector<Trace> alone;
+    if (w.rank() == 0) {
+      mpi::communicator self(MPI_COMM_SELF, mpi::comm_attach);
+      Domain s(self, unit_box<Domain::dim>(), irr::refine::max_elements(k));
+      std::vector<typename Domain::element_type> all;
+      for (std::size_t i = 0; i < pts.size(); ++i) all.push_back({pts[i], i});
+      s.insert(all);
+      s.build();
+      auto v = summaries_of(s);
+      alone = traces(s, v, theta, irr::hnodes::RequestAnswer{});
+    }
+    std::vector<std::uint64_t> flat;
+    for (const auto& t : alone) flat.insert(flat.end(), {t.start, t.hash, t.near_elements});
+    mpi::broadcast(w, flat, 0);
+    alone.clear();
+    for (std::size_t i = 0; i + 2 < flat.size(); i += 3)
+      alone.push_back({flat[i], flat[i + 1], flat[i + 2]});
+    if (theta == 0.0)  // every leaf is near every reader: each walk meets all elements
+      for (const auto& t : alone) REQUIRE(t.near_elements == pts.size());
+
+    irr::hnodes::InformedFaultPrevention ifp;
+    for (int s = 0; s < 5; ++s) {
+      auto values = summaries_of(d);
+      irr::HnodeStats st;
+      std::vector<Trace> got;
+      if (s == 0) got = traces(d, values, theta, irr::hnodes::RequestAnswer{}, &st);
+      if (s == 1) got = traces(d, values, theta, irr::hnodes::FaultPrevention{}, &st);
+      if (s >= 2 && s <= 3) got = traces(d, values, theta, ifp, &st);  // the second reuses
+      if (s == 4) got = traces(d, values, theta, irr::hnodes::ByName("FP"), &st);
+      REQUIRE(same(gathered(w, got), alone));
+      const auto all = summed(w, st);
+      if (s == 0 && w.size() > 1) {
+        REQUIRE(all.faults > 0);
+        REQUIRE(all.rounds >= 1);
+      }
+      if (s >= 1) {
+        REQUIRE(all.faults == 0);  // the prevention strategies leave nothing to ask
+        REQUIRE(all.rounds == 0);
+      }
+      if (s == 3) REQUIRE(ifp.reused() == 1);
+      if (w.size() == 1) REQUIRE(all.messages == 0);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("walk_hnodes: every strategy gives each leaf the walk of a one-rank run") {
+  using D2 = irr::IrregularDomain<Element<2>, irr::stencil::Moore<2>, Curve2>;
+  using D3 = irr::IrregularDomain<Element<3>, irr::stencil::Moore<3>, Curve3>;
+  check_walks<D2>(clustered<2>(1200, 31), 8);
+  check_walks<D3>(clustered<3>(900, 32), 8);
+}
+
+TEST_CASE("walk_hnodes: a throwing open or accept on one rank, or stale values, is agreed") {
+  mpi::communicator w;
+  using D2 = irr::IrregularDomain<Element<2>, irr::stencil::Moore<2>, Curve2>;
+  D2 d(w, unit_box<2>(), irr::refine::max_elements(6));
+  insert_and_build(d, clustered<2>(800, 41), 1);
+  const auto before = global_checksum(w, checksum(std::as_const(d).local_elements()));
+  const int bad = w.size() - 1;
+  for (int strategy : {0, 1, 2})
+    for (int phase : {0, 1, 2}) {
+      auto values = summaries_of(d);
+      int calls = 0;
+      auto open = [&](const irr::Box<2>& h, const irr::Box<2>& r) {
+        // phase 0: the first call (the sender's in prevention, a walk's in request/answer);
+        // phase 1: a later call, in the walks or a later round.
+        if (w.rank() == bad && ((phase == 0 && calls == 0) || (phase == 1 && calls == 200)))
+          throw std::runtime_error("bad open");
+        ++calls;
+        return Mac<2>{0.7}(h, r);
+      };
+      auto accept = [&](std::size_t, std::size_t, bool, std::span<const Element<2>>) {
+        if (phase == 2 && w.rank() == bad) throw std::runtime_error("bad accept");
+      };
+      const char* names[] = {"RA", "FP", "IFP"};
+      bool caught = false;
+      try {
+        (void)d.walk_hnodes(values, open, accept, irr::hnodes::ByName(names[strategy]));
+      } catch (const irr::collective_error& e) {
+        caught = true;
+        REQUIRE(e.failing_rank() == bad);
+        REQUIRE(std::string(e.what()).find(phase == 2 ? "bad accept" : "bad open") !=
+                std::string::npos);
+      }
+      REQUIRE(caught);
+      REQUIRE(global_checksum(w, checksum(std::as_const(d).local_elements())) == before);
+    }
+  // Values from before the tree changed are refused on every rank.
+  auto stale = summaries_of(d);
+  d.insert(std::vector<Element<2>>{{{0.5, 0.5}, 1000000u + static_cast<std::uint64_t>(w.rank())}});
+  d.build();
+  bool refused = false;
+  try {
+    (void)d.walk_hnodes(stale, Mac<2>{0.5},
+                        [](std::size_t, std::size_t, bool, std::span<const Element<2>>) {});
+  } catch (const irr::collective_error& e) {
+    refused = std::string(e.what()).find("another tree") != std::string::npos;
+  }
+  REQUIRE(refused);
+}

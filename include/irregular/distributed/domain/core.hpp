@@ -93,7 +93,8 @@ class DomainCore {
   // Each phase has its own tag on the domain's own communicator (tag_ghost .. tag_ghost + 4 are
   // the ghost store's).
   static constexpr int tag_sort = 11, tag_migrate = 12, tag_move = 13, tag_families = 14,
-                       tag_balance = 15, tag_checkpoint = 16;
+                       tag_balance = 15, tag_checkpoint = 16,
+                       tag_hnodes = 17;  // and 18
   static constexpr int tag_ghost = 21;
 
   /// Validates the box, the partitioner and the held level, then `more()` (the front's own
@@ -415,6 +416,16 @@ class DomainCore {
     std::uint64_t n = leaves_.size(), total = 0;
     boost::mpi::all_reduce(comm_.get(), n, total, std::plus<std::uint64_t>());
     return total;
+  }
+  /// Agrees that hnode values were computed on the tree and map in force (stamp: generation + 1).
+  /// Collective over comm.
+  void check_hnodes(std::uint64_t stamp, const char* who) const {
+    mpi::agree(comm_.get(), [&] {
+      if (stamp != generation_ + 1)
+        throw invalid_argument(std::string(who) +
+                               ": the hnode values are from another tree or map; call reduce_up "
+                               "after the last change");
+    });
   }
   /// What a ghost collection reads about the tree, for one call named `who`.
   [[nodiscard]] typename ghost_store::template Tree<map_type> tree(const char* who) const {

@@ -20,8 +20,8 @@ namespace irregular {
 /// What a rank knows of an hnode's subtree.
 enum class HnodeKind : std::uint8_t {
   internal,  ///< its children are here (child())
-  leaf,      ///< a leaf of the H-Tree
-  closed,    ///< a remote internal hnode whose children are not here (yet)
+  leaf,      ///< a leaf of the H-Tree whose elements are here
+  closed,    ///< another rank's hnode whose children (or, for a leaf, elements) are not here
 };
 
 /// One hnode as it travels: where it is, whether it is a leaf, and its value.
@@ -69,6 +69,8 @@ class HnodeValues {
   [[nodiscard]] std::span<const V> values() const noexcept { return values_; }
   /// What is known of its subtree.
   [[nodiscard]] HnodeKind kind(std::size_t n) const noexcept { return kinds_[n]; }
+  /// Whether it is a leaf of the H-Tree (its elements may be elsewhere: kind() says).
+  [[nodiscard]] bool is_leaf(std::size_t n) const noexcept { return leaf_[n] != 0; }
   /// Its k-th child in curve order (kind(n) == HnodeKind::internal, k < children).
   [[nodiscard]] std::size_t child(std::size_t n, int k) const noexcept {
     return links_[first_link_[n] + static_cast<std::size_t>(k)];
@@ -90,16 +92,21 @@ class HnodeValues {
   }
   /// The private roots of this rank (hnodes it holds whose parent it does not), in curve order.
   [[nodiscard]] std::span<const std::size_t> private_roots() const noexcept { return roots_; }
+  /// Every rank's private roots, in curve order (they tile the domain; owner() names the rank).
+  [[nodiscard]] std::span<const std::size_t> all_private_roots() const noexcept {
+    return all_roots_;
+  }
 
   // ---- building (reduce_up, hnode collection) ------------------------------------------
 
   /// Appends an hnode; returns its index.
   std::size_t add(index_type start, int level, HnodeKind kind, int owner, const V& value,
-                  std::size_t local_leaf = no_leaf) {
+                  bool is_leaf = false, std::size_t local_leaf = no_leaf) {
     const std::size_t n = size();
     starts_.push_back(start);
     cells_.push_back(detail::cell_at<C>(start, level));
     kinds_.push_back(kind);
+    leaf_.push_back(static_cast<std::uint8_t>(is_leaf || kind == HnodeKind::leaf));
     first_link_.push_back(0);
     owners_.push_back(owner);
     local_leaf_.push_back(local_leaf);
@@ -123,24 +130,34 @@ class HnodeValues {
   /// Writes n's value and kind.
   void set(std::size_t n, HnodeKind kind, const V& value, std::size_t local_leaf = no_leaf) {
     kinds_[n] = kind;
+    leaf_[n] = static_cast<std::uint8_t>(kind == HnodeKind::leaf);
     values_[n] = value;
     local_leaf_[n] = local_leaf;
   }
-  /// Sets the root and this rank's private roots.
-  void finish(std::size_t root, std::vector<std::size_t> private_roots) {
+  /// A remote leaf whose elements arrived.
+  void mark_present(std::size_t n) noexcept { kinds_[n] = HnodeKind::leaf; }
+  /// Sets the root, this rank's private roots and every rank's.
+  void finish(std::size_t root, std::vector<std::size_t> private_roots,
+              std::vector<std::size_t> all_private_roots) {
     root_ = root;
     roots_ = std::move(private_roots);
+    all_roots_ = std::move(all_private_roots);
   }
+  /// The state of the domain these values describe (set by the domain's reduce_up, checked by
+  /// its walk_hnodes).
+  [[nodiscard]] std::uint64_t stamp() const noexcept { return stamp_; }
+  /// Sets stamp().
+  void set_stamp(std::uint64_t s) noexcept { stamp_ = s; }
   /// The record of hnode n.
   [[nodiscard]] record_type record(std::size_t n) const {
-    return {starts_[n], static_cast<std::uint8_t>(level(n)),
-            static_cast<std::uint8_t>(kinds_[n] == HnodeKind::leaf), values_[n]};
+    return {starts_[n], static_cast<std::uint8_t>(level(n)), leaf_[n], values_[n]};
   }
   /// Reserves room for n hnodes.
   void reserve(std::size_t n) {
     starts_.reserve(n);
     cells_.reserve(n);
     kinds_.reserve(n);
+    leaf_.reserve(n);
     first_link_.reserve(n);
     links_.reserve(n);
     owners_.reserve(n);
@@ -150,15 +167,17 @@ class HnodeValues {
 
  private:
   std::size_t root_ = 0;
+  std::uint64_t stamp_ = 0;
   std::vector<index_type> starts_;
   std::vector<Cell<dim>> cells_;
   std::vector<HnodeKind> kinds_;
+  std::vector<std::uint8_t> leaf_;
   std::vector<std::size_t> first_link_;
   std::vector<std::size_t> links_;
   std::vector<int> owners_;
   std::vector<std::size_t> local_leaf_;
   std::vector<V> values_;
-  std::vector<std::size_t> roots_;
+  std::vector<std::size_t> roots_, all_roots_;
 };
 
 }  // namespace irregular

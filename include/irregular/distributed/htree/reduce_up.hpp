@@ -64,7 +64,7 @@ class UpwardPass {
     std::sort(order_.begin(), order_.end(),
               [&](std::size_t a, std::size_t b) { return all[a].start < all[b].start; });
     const std::size_t root = replicated(out, all, owner, I{0}, 0, 0, order_.size());
-    out.finish(root, std::move(mine_));
+    out.finish(root, std::move(mine_), std::move(all_roots_));
   }
 
  private:
@@ -118,8 +118,9 @@ class UpwardPass {
     if (b - a == 1 && all[order_[a]].level == l) {
       const Record& r = all[order_[a]];
       const int o = owner[order_[a]];
-      if (o == me_) return own_root(out, s);
-      return out.add(s, l, r.leaf ? HnodeKind::leaf : HnodeKind::closed, o, r.value);
+      all_roots_.push_back(o == me_ ? own_root(out, s)
+                                    : out.add(s, l, HnodeKind::closed, o, r.value, r.leaf != 0));
+      return all_roots_.back();
     }
     if (a == b || l >= C::max_level)
       throw std::logic_error("irregular::reduce_up: the private roots do not tile the domain");
@@ -147,9 +148,10 @@ class UpwardPass {
   LeafValue& leaf_value_;
   Combine& combine_;
   int me_;
-  std::vector<I> covered_;          // prefix sums of the local leaves' spans
-  std::vector<std::size_t> mine_;   // this rank's private roots, in curve order
-  std::vector<std::size_t> order_;  // gathered private roots by start
+  std::vector<I> covered_;              // prefix sums of the local leaves' spans
+  std::vector<std::size_t> mine_;       // this rank's private roots, in curve order
+  std::vector<std::size_t> order_;      // gathered private roots by start
+  std::vector<std::size_t> all_roots_;  // every rank's private roots, in curve order
 };
 
 }  // namespace detail
