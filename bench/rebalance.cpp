@@ -6,7 +6,8 @@
 // decision's cost alone, MinimizeCostRedistribution's time for p = 3..1000 beside the paper's
 // Table 1, its quality against the exact optimum and overlap matching, and the remapping cost
 // with and without MCR beside the paper's Table 2.
-// Usage: mpiexec -n P bench_rebalance [--quick]
+// Usage: mpiexec -n P bench_rebalance [--quick | --arrangements] (--arrangements: only the
+// arrangement tables, on rank 0: MCR's quality, the paper's example, optimal_arrangement's time).
 #include <irregular/irregular.hpp>
 #include <irregular/distributed/remap/remap_plan.hpp>
 #include <irregular/partition/minimize_cost_redistribution.hpp>
@@ -170,6 +171,82 @@ double median_time(F&& f, int reps) {
   return t[t.size() / 2];
 }
 
+// The quality family of the arrangement tables: p processors, 10^6 elements, old and new sizes
+// proportional to capacities U(0.05, 1) drawn independently, the old arrangement a random
+// permutation (a chain already rearranged once), std::mt19937_64 seeded 29.
+irr::partition::Redistribution quality_instance(std::mt19937_64& rng, std::size_t p) {
+  std::uniform_real_distribution<double> u(0.05, 1.0);
+  std::vector<double> a(p), b(p);
+  for (auto& x : a) x = u(rng);
+  for (auto& x : b) x = u(rng);
+  std::vector<int> order(p);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  return irr::partition::Redistribution(order, irr::partition::proportional_sizes(1000000, a),
+                                        irr::partition::proportional_sizes(1000000, b));
+}
+
+// MCR's overlap against the optimum's: min / median / mean of the ratio per p and over p = 2..7
+// and 2..16; the paper's example; optimal_arrangement's time per p, which sets
+// best_arrangement's cutoff (partition/optimal_arrangement.hpp).
+void arrangement_tables(bool quick) {
+  namespace ip = irr::partition;
+  const int count = quick ? 20 : 200;
+  std::printf("\n### Arrangements: MCR overlap / optimal overlap (%d instances per p; sizes of 10^6 elements proportional\n"
+              "to capacities U(0.05, 1) before and after, old arrangement a random permutation; mt19937_64 seed 29)\n\n",
+              count);
+  std::printf("| p | min | median | mean | MCR = optimum | kept (mean) | overlap matching (mean) |\n|---|---|---|---|---|---|---|\n");
+  std::mt19937_64 rng(29);
+  std::vector<double> small, all;
+  auto stats = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    return std::array<double, 3>{v.front(), median, std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size())};
+  };
+  for (std::size_t p = 2; p <= 16; ++p) {
+    std::vector<double> r;
+    double keep = 0, zm = 0;
+    int exact = 0;
+    for (int i = 0; i < count; ++i) {
+      const auto inst = quality_instance(rng, p);
+      const double best = static_cast<double>(inst.overlap(ip::optimal_arrangement(inst)));
+      const double m = static_cast<double>(inst.overlap(ip::minimize_cost_redistribution(inst, inst.old_order())));
+      r.push_back(m / best);
+      exact += m == best;
+      keep += static_cast<double>(inst.overlap(inst.old_order())) / best;
+      zm += static_cast<double>(inst.overlap(ip::overlap_matching(inst))) / best;
+    }
+    (p <= 7 ? small : all).insert((p <= 7 ? small : all).end(), r.begin(), r.end());
+    const auto s = stats(r);
+    std::printf("| %zu | %.3f | %.3f | %.3f | %d%% | %.3f | %.3f |\n", p, s[0], s[1], s[2], 100 * exact / count, keep / count,
+                zm / count);
+  }
+  all.insert(all.end(), small.begin(), small.end());
+  const auto s7 = stats(small), s16 = stats(all);
+  std::printf("| 2-7 | %.3f | %.3f | %.3f | | | |\n| 2-16 | %.3f | %.3f | %.3f | | | |\n", s7[0], s7[1], s7[2], s16[0],
+              s16[1], s16[2]);
+  // The paper's example (kaddoura-ranka §3.4): 100 elements, capacities 0.27 0.18 0.34 0.07 0.14
+  // -> 0.10 0.13 0.29 0.24 0.24, the identity arrangement.
+  const std::vector<double> before{0.27, 0.18, 0.34, 0.07, 0.14}, after{0.10, 0.13, 0.29, 0.24, 0.24};
+  const std::vector<int> id{0, 1, 2, 3, 4};
+  const ip::Redistribution ex(id, ip::proportional_sizes(100, before), ip::proportional_sizes(100, after));
+  std::printf("\nThe paper's example (100 elements): kept %llu, MCR %llu, optimal_arrangement %llu, best_arrangement %llu\n",
+              static_cast<unsigned long long>(ex.overlap(id)),
+              static_cast<unsigned long long>(ex.overlap(ip::minimize_cost_redistribution(ex, id))),
+              static_cast<unsigned long long>(ex.overlap(ip::optimal_arrangement(ex))),
+              static_cast<unsigned long long>(ex.overlap(ip::best_arrangement(ex))));
+  std::printf("\n### optimal_arrangement time per p (median; best_arrangement solves exactly for p <= %zu)\n\n",
+              ip::best_arrangement_exact_max_processors);
+  std::printf("| p | optimal_arrangement | MCR (incremental) |\n|---|---|---|\n");
+  for (std::size_t p = 2; p <= (quick ? 14u : 20u); ++p) {
+    const auto inst = quality_instance(rng, p);
+    const int reps = p <= 12 ? 101 : (p <= 16 ? 11 : 3);
+    const double td = median_time([&] { (void)ip::optimal_arrangement(inst); }, reps);
+    const double tm = median_time([&] { (void)ip::minimize_cost_redistribution(inst, inst.old_order()); }, 101);
+    std::printf("| %zu | %.4g ms | %.4g ms |\n", p, td * 1e3, tm * 1e3);
+  }
+}
+
 void mcr_tables(bool quick) {
   std::printf("\n### MinimizeCostRedistribution: time (rank 0, median)\n\n");
   std::printf("| p | paper's Table 1 (1995, SUN4) | Figure 6 as printed, O(p^3) | incremental, O(p^2) | same arrangement | exact DP (p <= 16) | overlap matching |\n");
@@ -198,27 +275,7 @@ void mcr_tables(bool quick) {
     std::printf("| %zu | %s | %s | %s | %s | %s | %s |\n", p, paper, ms(tp).c_str(), ms(tf).c_str(),
                 run_paper ? (a == b ? "yes" : "NO") : "-", ms(td).c_str(), ms(tm).c_str());
   }
-  std::printf("\n### Arrangement quality on random instances (10^6 elements, capacities U(0.05, 1) before and after)\n\n");
-  std::printf("| p | instances | kept (no rearrangement) | MCR | overlap matching | MCR = optimum | MCR worst |\n");
-  std::printf("|---|---|---|---|---|---|---|\n");
-  for (std::size_t p : {3u, 5u, 8u, 12u, 16u}) {
-    const int count = quick ? 10 : 100;
-    double keep = 0, mcr = 0, zm = 0, worst = 1;
-    int exact = 0;
-    for (int i = 0; i < count; ++i) {
-      const auto inst = random_instance(rng, p, 1000000);
-      const double best = static_cast<double>(inst.overlap(irr::partition::optimal_arrangement(inst)));
-      const double m = static_cast<double>(inst.overlap(irr::partition::minimize_cost_redistribution(inst, inst.old_order())));
-      keep += static_cast<double>(inst.overlap(inst.old_order())) / best;
-      mcr += m / best;
-      zm += static_cast<double>(inst.overlap(irr::partition::overlap_matching(inst))) / best;
-      exact += m == best;
-      worst = std::min(worst, m / best);
-    }
-    std::printf("| %zu | %d | %.3f | %.3f | %.3f | %d%% | %.3f |\n", p, count, keep / count, mcr / count, zm / count,
-                100 * exact / count, worst);
-  }
-  std::printf("\n(overlap as a fraction of the optimum's overlap, mean over the instances)\n");
+  arrangement_tables(quick);
 }
 
 // Table 2: remapping cost when capacities change at random, with and without MCR.
@@ -270,6 +327,10 @@ int main(int argc, char** argv) {
   mpi::environment env(argc, argv);
   mpi::communicator w;
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  if (argc > 1 && std::strcmp(argv[1], "--arrangements") == 0) {  // the arrangement tables alone
+    if (w.rank() == 0) arrangement_tables(false);
+    return 0;
+  }
   const std::size_t n = quick ? 20000 : 1000000;
   const int steps = quick ? 4 : 20;
   std::vector<Scenario> rows;

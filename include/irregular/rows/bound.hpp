@@ -27,8 +27,12 @@ namespace irregular::rows {
 /// most floor((D - 1) / L) <= q - 1 (since L > (D - 1) / q). So at most q parts on each side,
 /// 2q <= NS in all. For NS = 2 and the 4-neighbour stencil, D = m and L = m: the paper's rule.
 /// For the 8-neighbour stencil the paper's m cells are not enough (a part of exactly m cells
-/// leaves its two neighbours diagonally adjacent): D = m + 1, and 2m - 1 on a torus. An odd NS
-/// gains nothing over NS - 1 under this rule.
+/// leaves its two neighbours diagonally adjacent): D = m + 1, and 2m - 1 on a torus. D is exact
+/// (chain_reach), so one row, one column or a short torus admit more parts (a 5 x 1 torus: D =
+/// 1, L = 1, five one-cell parts). An odd NS gains nothing over NS - 1 under this rule. The rule
+/// is sufficient, not necessary: max_parts is the largest p *the rule* admits, and the largest p
+/// with some partition of at most NS neighbours can exceed it (test "max_parts against brute
+/// force"; doc/guide/bounded-neighbours.md).
 struct NeighbourBound {
   int ns = 2;                       ///< NS: most neighbours a part may have
   Stencil stencil = Stencil::four;  ///< which grid cells interact

@@ -31,13 +31,37 @@ inline void validate_cuts(const Grid& grid, std::span<const std::size_t> cuts) {
       throw invalid_argument("irregular::rows: cuts decrease at index " + std::to_string(k));
 }
 
-/// The largest chain distance between two adjacent cells (cyclic when rows wrap, since then the
-/// chain closes: cell (n-1, c) is m positions before (0, c)). Horizontal wrap joins positions
-/// m-1 apart, and an 8-neighbour diagonal across it (r, 0)-(r+1, m-1) joins cells 2m-1 apart.
+/// The largest chain distance D between two adjacent cells (cyclic when rows wrap, since then
+/// the chain closes: cell (n-1, c) is m positions before (0, c)); 1 when no two cells touch.
+/// Exact: every stencil offset is measured as it lands, inside the grid or across a wrap. On
+/// ordinary grids D = m (4 neighbours), m + 1 (8 neighbours) or 2m - 1 (8 neighbours, columns
+/// wrapping: the diagonal (r, 0)-(r+1, m-1) across the wrap); one row, one column or a short
+/// torus bring it down (a 5 x 1 torus: 1), and the NS rule admits more parts there (bound.hpp).
 [[nodiscard]] constexpr std::size_t chain_reach(const Grid& grid, const Adjacency& adj) noexcept {
-  const std::size_t m = grid.columns;
-  if (adj.stencil == Stencil::four) return m;
-  return adj.wrap_columns ? std::max(m + 1, 2 * m - 1) : m + 1;
+  const auto n = static_cast<long long>(grid.rows), m = static_cast<long long>(grid.columns);
+  const long long N = n * m;
+  long long D = 1;
+  for (int dr = -1; dr <= 1; ++dr)
+    for (int dc = -1; dc <= 1; ++dc) {
+      if ((dr == 0 && dc == 0) || (adj.stencil == Stencil::four && dr != 0 && dc != 0)) continue;
+      if (dr != 0 && n < 2 && !adj.wrap_rows) continue;  // no row above or below
+      // The column shifts offset dc makes: dc inside the grid (when some column has a
+      // neighbour there), and 1 - m or m - 1 across the wrap.
+      long long shifts[2] = {0, 0};
+      int count = 0;
+      if (dc == 0 || m >= 2) shifts[count++] = dc;
+      if (dc != 0 && adj.wrap_columns) shifts[count++] = dc > 0 ? 1 - m : m - 1;
+      for (int i = 0; i < count; ++i) {
+        const long long delta = dr * m + shifts[i];
+        long long d = delta < 0 ? -delta : delta;
+        if (adj.wrap_rows) {
+          d = ((delta % N) + N) % N;
+          d = std::min(d, N - d);
+        }
+        D = std::max(D, d);  // d = 0: a cell meets itself across a wrap, not a neighbour
+      }
+    }
+  return static_cast<std::size_t>(D);
 }
 
 namespace detail {

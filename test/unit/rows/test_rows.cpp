@@ -1,6 +1,7 @@
 // The bounded-neighbours sequential core against brute force: neighbour counts against cell
 // adjacency, legal partitions for NS = 2, 3, 4, 8 under both stencils (toroidal or not), the
-// optimal legal and unconstrained cuts against enumeration, and §4.2's Figure 2.
+// optimal legal and unconstrained cuts against enumeration, the chain reach and max_parts against
+// every partition of small grids, and §4.2's Figure 2.
 #include <irregular/rows/bound.hpp>
 #include <irregular/rows/cuts.hpp>
 #include <irregular/rows/cuts_check.hpp>
@@ -10,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -23,13 +25,10 @@ using rows::Stencil;
 
 namespace {
 
-// Neighbour sets by visiting every cell and its stencil.
-std::vector<std::vector<int>> brute_neighbours(const Grid& g, const std::vector<std::size_t>& cuts, const Adjacency& adj) {
-  const std::size_t p = cuts.size() - 1, N = g.cells();
-  std::vector<int> owner(N);
-  for (std::size_t k = 0; k < p; ++k)
-    for (std::size_t x = cuts[k]; x < cuts[k + 1]; ++x) owner[x] = static_cast<int>(k);
-  std::vector<std::set<int>> s(p);
+// f(x, y) for every cell x and every other cell y in its stencil (chain positions), by visiting
+// the grid: the oracle of all neighbour computations.
+template <class F>
+void for_each_adjacent(const Grid& g, const Adjacency& adj, F&& f) {
   const long long R = static_cast<long long>(g.rows), M = static_cast<long long>(g.columns);
   for (long long r = 0; r < R; ++r)
     for (long long c = 0; c < M; ++c)
@@ -41,9 +40,21 @@ std::vector<std::vector<int>> brute_neighbours(const Grid& g, const std::vector<
           if (adj.wrap_rows) rr = (rr + R) % R;
           if (adj.wrap_columns) cc = (cc + M) % M;
           if (rr < 0 || rr >= R || cc < 0 || cc >= M) continue;
-          const int a = owner[static_cast<std::size_t>(r * M + c)], b = owner[static_cast<std::size_t>(rr * M + cc)];
-          if (a != b) s[static_cast<std::size_t>(a)].insert(b);
+          const auto x = static_cast<std::size_t>(r * M + c), y = static_cast<std::size_t>(rr * M + cc);
+          if (x != y) f(x, y);
         }
+}
+
+// Neighbour sets by visiting every cell and its stencil.
+std::vector<std::vector<int>> brute_neighbours(const Grid& g, const std::vector<std::size_t>& cuts, const Adjacency& adj) {
+  const std::size_t p = cuts.size() - 1, N = g.cells();
+  std::vector<int> owner(N);
+  for (std::size_t k = 0; k < p; ++k)
+    for (std::size_t x = cuts[k]; x < cuts[k + 1]; ++x) owner[x] = static_cast<int>(k);
+  std::vector<std::set<int>> s(p);
+  for_each_adjacent(g, adj, [&](std::size_t x, std::size_t y) {
+    if (owner[x] != owner[y]) s[static_cast<std::size_t>(owner[x])].insert(owner[y]);
+  });
   std::vector<std::vector<int>> out(p);
   for (std::size_t k = 0; k < p; ++k) out[k].assign(s[k].begin(), s[k].end());
   return out;
@@ -302,4 +313,109 @@ TEST_CASE("the optimal legal partition equals a DP oracle on spiky loads", "[row
     REQUIRE(opt.bottleneck == dp[N]);
     REQUIRE(bound.rule_holds(g, opt.separators));
   }
+}
+
+TEST_CASE("the chain reach is the largest chain distance between adjacent cells", "[rows][reach]") {
+  for (std::size_t n = 1; n <= 7; ++n)
+    for (std::size_t m = 1; m <= 7; ++m)
+      for (const auto& adj : all_adjacencies) {
+        const Grid g{n, m};
+        std::size_t D = 1;  // chain_reach's value when no two cells touch
+        for_each_adjacent(g, adj, [&](std::size_t x, std::size_t y) {
+          const std::size_t d = x > y ? x - y : y - x;
+          D = std::max(D, adj.wrap_rows ? std::min(d, g.cells() - d) : d);
+        });
+        CAPTURE(n, m, static_cast<int>(adj.stencil), adj.wrap_columns, adj.wrap_rows);
+        REQUIRE(rows::chain_reach(g, adj) == D);
+      }
+}
+
+TEST_CASE("max_parts against brute force over every partition of small grids", "[rows][legal][max_parts]") {
+  // Every row-major partition into non-empty runs (a subset of the N - 1 inner cut positions) of
+  // every grid up to 16 cells, its exact neighbour counts from brute-force cell adjacency. Checks,
+  // for NS = 2, 3, 4, 6, both stencils, toroidal or not: (1) every partition the rule admits has
+  // at most NS neighbours per part; (2) max_parts is the largest p the rule admits; (3) it is at
+  // most the largest p of an exactly legal partition. The rule is sufficient, not necessary, so
+  // (3) is strict in places: counted below, and quoted in doc/guide/bounded-neighbours.md.
+  const std::vector<int> bounds{2, 3, 4, 6};
+  int configurations = 0, tight = 0;
+  for (std::size_t n = 1; n <= 6; ++n)
+    for (std::size_t m = 1; m <= 6; ++m) {
+      const Grid g{n, m};
+      const std::size_t N = g.cells();
+      if (N > 16) continue;
+      for (Stencil st : {Stencil::four, Stencil::eight})
+        for (bool tor : {false, true}) {
+          const Adjacency adj = Adjacency::of(st, tor);
+          std::vector<std::pair<std::size_t, std::size_t>> pairs;
+          for_each_adjacent(g, adj, [&](std::size_t x, std::size_t y) {
+            if (x < y) pairs.emplace_back(x, y);
+          });
+          std::vector<std::size_t> exact_best(bounds.size(), 0), rule_best(bounds.size(), 0);
+          std::vector<std::vector<std::size_t>> L(bounds.size(), std::vector<std::size_t>(N + 1));
+          for (std::size_t b = 0; b < bounds.size(); ++b)
+            for (std::size_t p = 1; p <= N; ++p)
+              L[b][p] = rows::NeighbourBound{.ns = bounds[b], .stencil = st, .toroidal = tor}.min_cells(g, p);
+          std::vector<int> owner(N);
+          std::vector<std::uint32_t> touch(N);
+          std::vector<std::size_t> size(N);
+          for (std::uint32_t mask = 0; mask < (std::uint32_t{1} << (N - 1)); ++mask) {
+            std::size_t p = 0;
+            size[0] = 0;
+            for (std::size_t x = 0; x < N; ++x) {
+              if (x > 0 && (mask >> (x - 1) & 1u)) size[++p] = 0;  // a cut before cell x
+              owner[x] = static_cast<int>(p);
+              ++size[p];
+            }
+            ++p;
+            std::fill(touch.begin(), touch.begin() + static_cast<std::ptrdiff_t>(p), 0u);
+            for (auto [x, y] : pairs)
+              if (owner[x] != owner[y]) {
+                touch[static_cast<std::size_t>(owner[x])] |= std::uint32_t{1} << owner[y];
+                touch[static_cast<std::size_t>(owner[y])] |= std::uint32_t{1} << owner[x];
+              }
+            int most = 0;
+            for (std::size_t k = 0; k < p; ++k) most = std::max(most, std::popcount(touch[k]));
+            const std::size_t smallest = *std::min_element(size.begin(), size.begin() + static_cast<std::ptrdiff_t>(p));
+            for (std::size_t b = 0; b < bounds.size(); ++b) {
+              if (most <= bounds[b]) exact_best[b] = std::max(exact_best[b], p);
+              if (smallest < L[b][p]) continue;
+              rule_best[b] = std::max(rule_best[b], p);
+              CAPTURE(n, m, static_cast<int>(st), tor, bounds[b], mask, p);
+              REQUIRE(most <= bounds[b]);  // (1)
+            }
+          }
+          for (std::size_t b = 0; b < bounds.size(); ++b) {
+            const rows::NeighbourBound bound{.ns = bounds[b], .stencil = st, .toroidal = tor};
+            CAPTURE(n, m, static_cast<int>(st), tor, bounds[b], exact_best[b]);
+            REQUIRE(bound.max_parts(g) == rule_best[b]);    // (2)
+            REQUIRE(bound.max_parts(g) <= exact_best[b]);  // (3)
+            ++configurations;
+            tight += bound.max_parts(g) == exact_best[b];
+          }
+        }
+    }
+  // 416 configurations (26 grids x 16); the rule's max_parts is the exact maximum in 277. The
+  // rest are mostly NS >= 3 (an odd NS and the 4-stencil's NS = 4 gain nothing under the rule)
+  // and the ends of the chain (NS = 2: a one-cell first run is legal).
+  CHECK(configurations == 416);
+  CHECK(tight == 277);
+}
+
+TEST_CASE("the 5 x 1 torus with 8 neighbours hosts five one-cell parts at NS = 3", "[rows][max_parts]") {
+  // One column: the diagonals land on the vertical neighbours, so D = 1 and L = 1; every part
+  // has two neighbours on the ring of five.
+  const Grid g{5, 1};
+  const rows::NeighbourBound bound{.ns = 3, .stencil = Stencil::eight, .toroidal = true};
+  REQUIRE(rows::chain_reach(g, bound.adjacency()) == 1);
+  REQUIRE(bound.min_cells(g, 5) == 1);
+  REQUIRE(bound.max_parts(g) == 5);
+  const std::vector<std::int64_t> w{3, 1, 4, 1, 5};
+  const auto cut = rows::optimal_legal_cuts<std::int64_t>(g, bound, w, 5);
+  REQUIRE(cut.separators == std::vector<std::size_t>{0, 1, 2, 3, 4, 5});
+  REQUIRE(rows::neighbour_counts(g, cut.separators, bound.adjacency()) == std::vector<std::size_t>(5, 2));
+  REQUIRE(brute_max(g, cut.separators, bound.adjacency()) == 2);
+  // A one-row torus is a ring too; without the wrap a one-row grid is a path.
+  REQUIRE(rows::NeighbourBound{.ns = 2, .toroidal = true}.max_parts(Grid{1, 7}) == 7);
+  REQUIRE(rows::NeighbourBound{.ns = 2}.max_parts(Grid{1, 7}) == 7);
 }

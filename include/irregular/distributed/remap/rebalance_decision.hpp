@@ -24,12 +24,17 @@ enum class RemapStrategy {
   neighbour_shift  ///< rounds of prefix/suffix shifts between ranks adjacent in the chain order
 };
 
-/// How the ranks are arranged along the chain by a remap (kaddoura-ranka §3.4).
+/// How the ranks are arranged along the chain by a remap (kaddoura-ranka §3.4); the procedure
+/// behind each is chosen in one place, arrangement_procedure (remap_plan.hpp).
 enum class ChainArrangement {
-  keep,             ///< the current order (or `order` when given)
-  minimize_cost,    ///< MinimizeCostRedistribution (partition/minimize_cost_redistribution.hpp)
-  optimal,          ///< the arrangement of largest overlap (p <= 16)
-  overlap_matching  ///< Zoltan-style renumbering by overlap matching (a baseline)
+  keep,              ///< the current order (or `order` when given)
+  minimize_cost,     ///< MinimizeCostRedistribution, the paper's heuristic by name
+  optimal,           ///< the arrangement of largest overlap (p <= 16)
+  overlap_matching,  ///< Zoltan-style renumbering by overlap matching (a baseline)
+  /// The largest overlap the cost allows: optimal up to partition::
+  /// best_arrangement_exact_max_processors ranks, MinimizeCostRedistribution beyond
+  /// (partition::best_arrangement). Use it to ask for the best arrangement.
+  best
 };
 
 /// Options of one rebalance() call; both domains honour them all (distributed/domain/core.hpp).

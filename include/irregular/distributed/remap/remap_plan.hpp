@@ -186,6 +186,31 @@ inline void agree_remap_options(const boost::mpi::communicator& comm, const Reba
                                                          " differ from those on another rank"));
 }
 
+/// An arrangement procedure: the chain order of the instance's processors.
+using ArrangementProcedure = std::vector<int> (*)(const partition::Redistribution&);
+
+/// The procedure behind each computed ChainArrangement (nullptr for keep): the one place the
+/// option becomes an algorithm, so a new arrangement or another default for `best` is a line
+/// here and none in the plan.
+[[nodiscard]] inline ArrangementProcedure arrangement_procedure(ChainArrangement a) noexcept {
+  switch (a) {
+    case ChainArrangement::best:
+      return
+          [](const partition::Redistribution& inst) { return partition::best_arrangement(inst); };
+    case ChainArrangement::minimize_cost:
+      return [](const partition::Redistribution& inst) {
+        return partition::minimize_cost_redistribution(inst, inst.old_order());
+      };
+    case ChainArrangement::optimal:
+      return &partition::optimal_arrangement;
+    case ChainArrangement::overlap_matching:
+      return &partition::overlap_matching;
+    case ChainArrangement::keep:
+      break;
+  }
+  return nullptr;
+}
+
 /// What every rank contributes to the decision (one all_gather of 4 doubles each).
 struct RankState {
   double load = 0;               ///< sum of the leaf loads (seconds under load::Measured)
@@ -268,12 +293,7 @@ inline RemapPlan plan_remap(const boost::mpi::communicator& comm, const Rebalanc
     if (total > 0) {
       const partition::Redistribution inst(plan.order, old_sizes,
                                            partition::proportional_sizes(total, plan.capacity));
-      if (opt.arrangement == ChainArrangement::minimize_cost)
-        plan.order = partition::minimize_cost_redistribution(inst, plan.order);
-      else if (opt.arrangement == ChainArrangement::optimal)
-        plan.order = partition::optimal_arrangement(inst);
-      else
-        plan.order = partition::overlap_matching(inst);
+      plan.order = arrangement_procedure(opt.arrangement)(inst);
     }
   }
   bool equal = true;
