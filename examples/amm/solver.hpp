@@ -41,11 +41,22 @@ struct Options {
   std::vector<std::string> strategies{"IFP"};  ///< the first one's ghosts are read
 };
 
+/// The error of a solution split into the algebraic error (against the discrete solution) and
+/// the discretization error (the discrete solution against the exact one), max and L2 norms.
+struct ErrorSplit {
+  double algebraic_max = 0, algebraic_l2 = 0;
+  double discretization_max = 0, discretization_l2 = 0;
+  int cycles = 0;  ///< the V-cycles run to reach the discrete solution
+};
+
 /// The state after one V-cycle.
 struct CycleReport {
   int min_level = 0, max_level = 0;
   std::uint64_t points = 0;
-  double max_error = 0, l2_error = 0, residual = 0;
+  double max_error = 0, l2_error = 0;  ///< against the exact solution: algebraic + discretization
+  double residual = 0;                 ///< max |f + Δu| over the leaves, after the cycle
+  double correction = 0;               ///< max |u_after - u_before|: bounds the algebraic error left
+  double second_difference = 0;        ///< max |δ²u| over the leaves (h² |u''|), after the cycle
   double imbalance = 0;
   bool remapped = false;
   std::vector<Traffic> traffic;  ///< per strategy, this cycle, all ranks
@@ -85,20 +96,24 @@ class Solver {
   [[nodiscard]] const Grid& grid() const { return grid_; }
   [[nodiscard]] const Options& options() const { return opt_; }
 
-  /// One V-cycle: restriction, coarse solve, prolongation and smoothing up the levels, the
-  /// correction added to the leaves, the norm. Collective.
-  CycleReport vcycle() {
-    restrict_values();
-    residuals();
+  /// One V-cycle: coarse solve, prolongation and smoothing up the levels, the correction added
+  /// to the leaves, the rebalance (unless `rebalance` is false: the leaves stay where they are),
+  /// then the restriction and the residuals of the new values (the next cycle's right-hand side,
+  /// and this cycle's report), and the norm. Collective.
+  CycleReport vcycle(bool rebalance = true) {
     coarse_solve();
     for (int l = opt_.hold + 1; l <= top_; ++l) {
       prolongate(l);
       smooth(l);
     }
-    correct();
+    const double moved = correct();
+    const bool remapped = rebalance && grid_.rebalance({.threshold = opt_.threshold});
+    if (remapped) rebuild();
+    restrict_values();
+    residuals();
     auto rep = norm();
-    rep.remapped = grid_.rebalance({.threshold = opt_.threshold});
-    if (rep.remapped) rebuild();
+    rep.remapped = remapped;
+    boost::mpi::all_reduce(comm_, moved, rep.correction, boost::mpi::maximum<double>());
     rep.imbalance = grid_.load_report().imbalance;
     rep.traffic = traffic_totals();  // with the refinement's collections before this cycle
     for (auto& t : traffic_) t = Traffic{};
@@ -146,6 +161,8 @@ class Solver {
     grid_.adapt(split, merge);
     grid_.balance(irr::BalanceKind::full, split);
     rebuild();
+    restrict_values();  // the residuals of the new leaves: the next cycle's right-hand side
+    residuals();
     return marked;
   }
 
@@ -161,6 +178,37 @@ class Solver {
     residuals();
     return residual_kinds_;
   }
+
+  /// The errors of the current values split in two: V-cycles without rebalancing (the leaves
+  /// stay put) run on to the discrete solution u*, until the correction is 1e-4 of the first
+  /// one (the algebraic error is then known to 0.01%) or stops halving (roundoff), at most
+  /// `cap` of them; the algebraic error is u - u*, the discretization error u* - exact.
+  /// Replaces u by u*. Collective.
+  ErrorSplit split_errors(int cap) {
+    std::vector<double> before(grid_.local_leaf_count());
+    for (std::size_t i = 0; i < before.size(); ++i) before[i] = grid_.data(i).u;
+    ErrorSplit out;
+    for (double first = 0, last = HUGE_VAL; out.cycles < cap;) {
+      const double c = vcycle(false).correction;
+      if (++out.cycles == 1) first = c;
+      if (!(c < 0.5 * last) || c <= 1e-4 * first) break;  // c == 0 stops too
+      last = c;
+    }
+    const auto alg = norms([&](std::size_t i) { return before[i] - grid_.data(i).u; });
+    const auto rep = norm();
+    out.algebraic_max = alg[0];
+    out.algebraic_l2 = alg[1];
+    out.discretization_max = rep.max_error;
+    out.discretization_l2 = rep.l2_error;
+    return out;
+  }
+
+  /// The errors, levels and points of the current values, as a V-cycle reports them (no traffic,
+  /// correction or remap). Collective.
+  CycleReport report() { return norm(); }
+
+  /// The largest value of the Dirichlet data: the problem's scale.
+  [[nodiscard]] double scale() const { return scale_; }
 
   /// Bits of every leaf's cell and value, summed over leaves: equal for equal grids and values,
   /// whatever the rank count.
@@ -188,6 +236,8 @@ class Solver {
     traffic_.assign(strategies_.size(), Traffic{});
     told_.resize(strategies_.size());
     rebuild();
+    restrict_values();  // the first cycle's right-hand side
+    residuals();
   }
 
   Level& level(int l) { return levels_[static_cast<std::size_t>(l - opt_.hold)]; }
@@ -239,7 +289,7 @@ class Solver {
   void residuals() {
     part_ = Part::residual;
     collect_all_wide();
-    std::array<double, 3> rmax{};  // per kind of leaf (see touched_)
+    std::array<double, 4> rmax{};  // per kind of leaf (see touched_), then the second difference
     for (int l = top_; l >= opt_.hold; --l) {
       Level& lv = level(l);
       const double h = std::ldexp(1.0, -l);
@@ -256,14 +306,19 @@ class Solver {
         const double u = lv.val[k].u;
         auto f = [&](int dx, int dy) { return face(l, x + dx, y + dy, x, y, &NodeVal::u, u, lv.wide[0]); };
         touched_ = 0;
-        const double lap = (f(1, 0) + f(-1, 0) + f(0, 1) + f(0, -1) - 4 * u) / (h * h);
+        const double east = f(1, 0), west = f(-1, 0), north = f(0, 1), south = f(0, -1);
+        const double lap = (east + west + north + south - 4 * u) / (h * h);
         lv.r[k] = source(opt_.problem, (x + 0.5) * h, (y + 0.5) * h) + lap;
         auto& m = rmax[static_cast<std::size_t>(touched_)];
         m = std::max(m, std::abs(lv.r[k]));
+        rmax[3] = std::max({rmax[3], std::abs(east - 2 * u + west), std::abs(north - 2 * u + south)});
       }
     }
-    boost::mpi::all_reduce(comm_, rmax.data(), 3, residual_kinds_.data(), boost::mpi::maximum<double>());
-    residual_ = std::max({residual_kinds_[0], residual_kinds_[1], residual_kinds_[2]});
+    std::array<double, 4> all{};
+    boost::mpi::all_reduce(comm_, rmax.data(), 4, all.data(), boost::mpi::maximum<double>());
+    std::copy_n(all.begin(), 3, residual_kinds_.begin());
+    residual_ = std::max({all[0], all[1], all[2]});
+    second_difference_ = all[3];
   }
 
   /// The replicated coarse grids: the level-Lh residual gathered, -Δe = r solved by SOR on the
@@ -347,36 +402,55 @@ class Solver {
     }
   }
 
-  /// u += e at every leaf (a leaf of level a takes the correction of level a). Local.
-  void correct() {
+  /// u += e at every leaf (a leaf of level a takes the correction of level a). Returns the
+  /// largest |e| added here. Local.
+  double correct() {
+    double moved = 0;
     for (int l = opt_.hold; l <= top_; ++l) {
       const Level& lv = level(l);
       for (std::size_t k = 0; k < lv.tree.size(); ++k)
-        if (lv.active(k) && !lv.interior(k)) grid_.data(lv.leaf[k]).u += lv.val[k].e;
+        if (lv.active(k) && !lv.interior(k)) {
+          grid_.data(lv.leaf[k]).u += lv.val[k].e;
+          moved = std::max(moved, std::abs(lv.val[k].e));
+        }
     }
+    return moved;
+  }
+
+  /// The max and L2 norms of err(i) over the local leaves i, on all ranks. Collective.
+  std::array<double, 2> norms(const std::function<double(std::size_t)>& err) const {
+    double emax = 0, e2 = 0;
+    for (std::size_t i = 0; i < grid_.local_leaf_count(); ++i) {
+      const double e = err(i), h = std::ldexp(1.0, -grid_.level(i));
+      emax = std::max(emax, std::abs(e));
+      e2 += e * e * h * h;
+    }
+    std::array<double, 2> out{};
+    boost::mpi::all_reduce(comm_, emax, out[0], boost::mpi::maximum<double>());
+    boost::mpi::all_reduce(comm_, e2, out[1], std::plus<double>());
+    out[1] = std::sqrt(out[1]);
+    return out;
   }
 
   /// Max and L2 errors against the exact solution at the leaf centres. Collective.
   CycleReport norm() {
     CycleReport rep;
-    double emax = 0, e2 = 0;
+    const auto e = norms([&](std::size_t i) {
+      const auto x = grid_.centre(i);
+      return grid_.data(i).u - exact(opt_.problem, x[0], x[1]);
+    });
+    rep.max_error = e[0];
+    rep.l2_error = e[1];
     int lo = 1 << 30, hi = 0;
     for (std::size_t i = 0; i < grid_.local_leaf_count(); ++i) {
-      const auto x = grid_.centre(i);
-      const double err = grid_.data(i).u - exact(opt_.problem, x[0], x[1]);
-      const double h = std::ldexp(1.0, -grid_.level(i));
-      emax = std::max(emax, std::abs(err));
-      e2 += err * err * h * h;
       lo = std::min(lo, grid_.level(i));
       hi = std::max(hi, grid_.level(i));
     }
-    boost::mpi::all_reduce(comm_, emax, rep.max_error, boost::mpi::maximum<double>());
-    boost::mpi::all_reduce(comm_, e2, rep.l2_error, std::plus<double>());
-    rep.l2_error = std::sqrt(rep.l2_error);
     boost::mpi::all_reduce(comm_, lo, rep.min_level, boost::mpi::minimum<int>());
     boost::mpi::all_reduce(comm_, hi, rep.max_level, boost::mpi::maximum<int>());
     rep.points = grid_.global_leaf_count();
     rep.residual = residual_;
+    rep.second_difference = second_difference_;
     rep.digest = digest();
     return rep;
   }
@@ -525,6 +599,7 @@ class Solver {
   int top_ = 0;
   double scale_ = 1;
   double residual_ = 0;
+  double second_difference_ = 0;  ///< max |δ²u| over the leaves, from residuals()
   std::array<double, 3> residual_kinds_{};  ///< max residual per kind of leaf (see touched_)
   int touched_ = 0;  ///< what face() read for a leaf: 0 leaves only, 1 the boundary, 2 an interface ghost
 };
