@@ -6,8 +6,9 @@
 // random numbers are a hash of (seed, step, cell), every conflict is won by the highest hash of
 // the cells involved, and proposals across a part boundary are read from the ghost layer.
 //
-//   mpiexec -n 2 wator [--width 600 --height 300 --steps 200 ...] [--partitioner SFC[,NAME...]]
-//                      [--balance on|off|both] [--out DIR] [--expect-checksum HEX]
+//   mpiexec -n 2 wator [--params coexist|paper] [--width 600 --height 300 --steps 200 ...]
+//                      [--partitioner SFC[,NAME...]] [--balance on|off|both] [--out DIR]
+//                      [--expect-checksum HEX] [--require-coexistence]
 //                      [--checkpoint-every N --checkpoint PATH] [--restart PATH]
 // Run `wator --help` for every option; README.md "WaTor" states the rules.
 //
@@ -351,6 +352,14 @@ class Simulation {
     return {all[0], all[1], all[2], all[3]};
   }
 
+  /// This rank's fish and sharks: the population chart's per-step samples, summed over the
+  /// ranks only at a progress line (no message per step).
+  [[nodiscard]] std::array<std::uint64_t, 2> local_animals() const {
+    std::array<std::uint64_t, 2> n{};
+    for (const auto& c : domain_.local_elements()) n[0] += c.kind == fish, n[1] += c.kind == shark;
+    return n;
+  }
+
   /// Draws the leaves coloured by their owner with the animals on top (rank 0 writes; a
   /// diagnostic gather of every leaf and of a sample of the animals). Collective.
   void draw(const std::string& file, const std::string& title) const {
@@ -613,6 +622,7 @@ struct Options {
   double t1 = 0;
   bool measure_t1 = false;
   bool corrupt_migration = false;
+  bool require_coexistence = false;
   bool help = false;
   long long checkpoint_every = 0;
   std::string checkpoint, restart;
@@ -633,6 +643,9 @@ std::vector<std::string> split(const std::string& s) {
 Options parse(int argc, char** argv) {
   Options o;
   auto& p = o.params;
+  // --params sets the rules the other options then override, wherever it stands on the line.
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--params") apply_rules(p, argv[i + 1]);
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -641,6 +654,7 @@ Options parse(int argc, char** argv) {
     };
     auto integer = [&](long long& field) { field = parse_int(a, value()); };
     if (a == "--help" || a == "-h") o.help = true;
+    else if (a == "--params") value();  // applied above
     else if (a == "--width") integer(p.width);
     else if (a == "--height") integer(p.height);
     else if (a == "--fish") integer(p.fish_pct);
@@ -670,6 +684,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--t1") o.t1 = parse_double(a, value());
     else if (a == "--measure-t1") o.measure_t1 = true;
     else if (a == "--test-corrupt-migration") o.corrupt_migration = true;
+    else if (a == "--require-coexistence") o.require_coexistence = true;
     else if (a == "--checkpoint-every") o.checkpoint_every = parse_int(a, value());
     else if (a == "--checkpoint") o.checkpoint = value();
     else if (a == "--restart") o.restart = value();
@@ -687,28 +702,62 @@ Options parse(int argc, char** argv) {
 
 const char* usage =
     "usage: mpiexec -n P wator [options]\n"
+    "  --params coexist|paper      the rules below at once: coexist (the defaults: fish and sharks\n"
+    "                              persist in a predator-prey cycle) or paper (Table 1: 20% fish,\n"
+    "                              30% sharks, 30% plankton, breeding at 10 and 12; the sharks die\n"
+    "                              out); the options below override it\n"
     "  --width W --height H        toroidal grid (default 600 x 300)\n"
-    "  --fish F --sharks S --plankton K   initial percentages of the cells (20, 30, 30; sum <= 100)\n"
+    "  --fish F --sharks S --plankton K   initial percentages of the cells (30, 3, 40; sum <= 100)\n"
     "  --fish-survival N           steps a fish lives without plankton (7)\n"
     "  --shark-survival N          steps a shark lives without a fish (3)\n"
-    "  --fish-breed N --shark-breed N  breeding ages (10, 12)\n"
+    "  --fish-breed N --shark-breed N  breeding ages (3, 10)\n"
     "  --plankton-regrowth N       steps a grazed plankton patch needs to ripen again (3)\n"
     "  --steps N (200)  --seed N (2026)  --leaf-capacity N (64 occupants per H-Tree leaf)\n"
     "  --partitioner NAME[,NAME..] SFC, SFC-GREEDY, a rectangular algorithm (JAG-M-HEUR-PROBE, ...),\n"
     "                              BN-2, BN-4 when registered; several names: one run each\n"
     "  --balance on|off|both       the balancing step (on); both: one run each\n"
     "  --balance-every K (1)  --threshold V (0.05: remap when max_unbalance > V)\n"
-    "  --progress K (20)           a progress line every K steps (0: none)\n"
+    "  --progress K (20)           a progress line every K steps with the fish and sharks of each\n"
+    "                              step since the last one as bars (0: none)\n"
     "  --out DIR                   SVG snapshots coloured by owner (first and last step, and\n"
     "  --svg-every K               every K steps)\n"
     "  --t1 SECONDS | --measure-t1 the one-rank time for the speedup (given, or run on rank 0)\n"
     "  --expect-checksum HEX       exit 1 unless every run ends with this ocean checksum\n"
+    "  --require-coexistence       exit 1 unless every run ends with fish and sharks alive\n"
     "  --checkpoint-every N --checkpoint PATH   save the ocean after every N-th step (one run only)\n"
     "  --restart PATH              continue the run saved at PATH up to --steps, on any rank count and\n"
     "                              under any partitioner (the run's ocean options must be given again)\n"
     "  --test-corrupt-migration    test hook: alter one animal in flight (the check exits 3)\n"
-    "exit status: 0 done, 1 checksum differs, 2 bad input (irregular::error), 3 a migration\n"
-    "changed the ocean\n";
+    "exit status: 0 done, 1 checksum differs or a species died out (--require-coexistence),\n"
+    "2 bad input (irregular::error), 3 a migration changed the ocean\n";
+
+/// The values as a row of bars, one per value (the last of each group of k when more than
+/// `columns`), heights in eighths of `top`; a blank is 0 (a species extinct).
+std::string sparkline(std::span<const std::uint64_t> v, std::uint64_t top, std::size_t columns) {
+  static constexpr std::array<const char*, 8> bars{"\u2581", "\u2582", "\u2583", "\u2584",
+                                                   "\u2585", "\u2586", "\u2587", "\u2588"};
+  const std::size_t n = v.size(), k = std::max<std::size_t>(1, (n + columns - 1) / columns);
+  std::string r;
+  for (std::size_t i = 0; i < n; i += k) {
+    const std::uint64_t x = v[std::min(i + k, n) - 1];
+    r += x == 0 || top == 0 ? " " : bars[static_cast<std::size_t>(std::min<std::uint64_t>(7, (8 * x + top - 1) / top - 1))];
+  }
+  return r;
+}
+
+/// The fish (all[0]) and sharks (all[1]) after each step from all[k][from] on (all[k][0] is step
+/// `first_step`) as two rows of bars, each scaled to its species' maximum over all[k] (the run
+/// so far): the predator-prey cycle at a glance.
+void print_chart(const std::array<std::vector<std::uint64_t>, 2>& all, std::size_t from, long long first_step,
+                 const char* indent) {
+  for (std::size_t k = 0; k < 2; ++k) {
+    const auto top = *std::max_element(all[k].begin(), all[k].end());
+    const std::span<const std::uint64_t> shown = std::span(all[k]).subspan(from);
+    std::printf("%s%-6s %s  steps %lld-%lld, full bar %llu\n", indent, k == 0 ? "fish" : "sharks",
+                sparkline(shown, top, 64).c_str(), first_step + static_cast<long long>(from),
+                first_step + static_cast<long long>(all[k].size()) - 1, static_cast<unsigned long long>(top));
+  }
+}
 
 struct RunReport {
   Totals totals;
@@ -744,15 +793,30 @@ RunReport run(const mpi::communicator& comm, const Options& o, const std::string
            " ranks: leaves coloured by owner, dots = animals";
   };
   std::vector<Sample> samples;
+  // The population chart: each rank counts its fish and sharks after every step (`pending`), and
+  // a progress line sums them on rank 0 (`history`: every step from `first`) in one reduction.
+  const bool chart = verbose && p.progress > 0;
+  std::vector<std::uint64_t> pending;
+  std::array<std::vector<std::uint64_t>, 2> history;
   auto sample = [&](long long s) {
     const auto t = sim.totals();
     const auto rep = sim.domain().load_report();
     samples.push_back({s, t.fish, t.sharks, t.plankton, rep.imbalance});
+    const std::size_t from = history[0].size();
+    if (chart && s == first) {
+      history = {{{t.fish}, {t.sharks}}};
+    } else if (chart) {
+      std::vector<std::uint64_t> sum(pending.size());
+      mpi::reduce(comm, pending.data(), static_cast<int>(pending.size()), sum.data(), std::plus<std::uint64_t>(), 0);
+      for (std::size_t i = 0; i < sum.size(); ++i) history[i % 2].push_back(sum[i]);
+      pending.clear();
+    }
     if (verbose && root)
       std::printf("step %5lld/%lld  fish %8llu  sharks %8llu  ripe plankton %8llu  imbalance %.3f  %.2f s\n", s, p.steps,
                   static_cast<unsigned long long>(t.fish), static_cast<unsigned long long>(t.sharks),
                   static_cast<unsigned long long>(t.plankton), rep.imbalance,
                   std::chrono::duration<double>(clock_type::now() - start).count());
+    if (chart && root && s > first) print_chart(history, from, first, "               ");
   };
   if (verbose && root)
     std::printf("\nWaTor %lldx%lld on %d ranks, partitioner %s, balancing %s\n", p.width, p.height, comm.size(),
@@ -764,6 +828,10 @@ RunReport run(const mpi::communicator& comm, const Options& o, const std::string
   for (long long s = first; s < p.steps; ++s) {
     sim.step(s);
     const long long done = s + 1;
+    if (chart) {
+      const auto a = sim.local_animals();
+      pending.insert(pending.end(), a.begin(), a.end());
+    }
     if (verbose && p.progress > 0 && (done % p.progress == 0 || done == p.steps)) sample(done);
     if (!svg_prefix.empty() && (done == p.steps || (p.svg_every > 0 && done % p.svg_every == 0)))
       sim.draw(svg_prefix + std::to_string(done) + ".svg", title(done));
@@ -791,7 +859,9 @@ RunReport run(const mpi::communicator& comm, const Options& o, const std::string
   std::printf("\nsummary: WaTor %lldx%lld, %lld steps%s, %d ranks, partitioner %s, balancing %s (V = %.3f every %lld steps)\n",
               p.width, p.height, p.steps, first > 0 ? (" (" + std::to_string(ran) + " after the restart)").c_str() : "",
               comm.size(), partitioner.c_str(), balance ? "on" : "off", p.threshold, p.balance_every);
-  std::printf("  fish and sharks over time:\n  |  step |     fish |   sharks | ripe plankton | imbalance |\n"
+  std::printf("  fish and sharks over time:\n");
+  if (chart && history[0].size() > 1) print_chart(history, 0, first, "    ");
+  std::printf("  |  step |     fish |   sharks | ripe plankton | imbalance |\n"
               "  |------:|---------:|---------:|--------------:|----------:|\n");
   for (const auto& s : samples)
     std::printf("  | %5lld | %8llu | %8llu | %13llu | %9.3f |\n", s.step, static_cast<unsigned long long>(s.fish),
@@ -861,6 +931,13 @@ int main(int argc, char** argv) {
             std::printf("  speedup against one rank: %.2f (%.3f s on 1 rank%s, %.3f s on %d)\n", t1 / r.seconds, t1,
                         o.measure_t1 ? ", measured" : ", given", r.seconds, world.size());
           std::printf("checksum %s\n", hex(r.totals.checksum).c_str());
+        }
+        if (o.require_coexistence && (r.totals.fish == 0 || r.totals.sharks == 0)) {
+          if (root)
+            std::fprintf(stderr, "wator: --require-coexistence: the %s died out (%llu fish, %llu sharks after step %lld)\n",
+                         r.totals.fish == 0 ? "fish" : "sharks", static_cast<unsigned long long>(r.totals.fish),
+                         static_cast<unsigned long long>(r.totals.sharks), o.params.steps);
+          return 1;
         }
         if (first && *first != r.totals.checksum) all_equal = false;
         if (!first) first = r.totals.checksum;
