@@ -253,15 +253,8 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
     values.set_stamp(core_.generation_ + 1);
     return values;
   }
-  /// Remote hnodes by a traversal predicate (distributed/ghost/hnode_walk.hpp): every local
-  /// leaf walks `values` (this domain's reduce_up, since the last change of tree or map) from
-  /// the root; `open(hnode_box, reader_box)` (the reader: the leaf's box; monotone: a box that
-  /// contains another opens at least what it opens) decides which hnodes are entered. For each
-  /// hnode not opened, `accept(leaf, hnode, false, {})`; for each leaf opened,
-  /// `accept(leaf, hnode, true, data)`, data its one datum. A leaf's calls are consecutive and in
-  /// the same order at every rank count and under every strategy: hnodes::RequestAnswer,
-  /// FaultPrevention, InformedFaultPrevention (keep one object across calls: it reuses its sets) or
-  /// ByName. The remote hnodes collected stay in `values`. Errors are agreed. Collective over comm.
+  /// Remote hnodes by a traversal predicate: as IrregularDomain::walk_hnodes, a leaf's one
+  /// datum as its elements. Collective over comm.
   template <class V, class Open, class Accept, class Strategy = hnodes::InformedFaultPrevention>
   HnodeStats walk_hnodes(HnodeValues<C, V>& values, Open&& open, Accept&& accept,
                          Strategy&& strategy = {}) const {
