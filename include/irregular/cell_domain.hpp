@@ -14,14 +14,12 @@
 #include <irregular/distributed/domain/checkpoint.hpp>
 #include <irregular/distributed/domain/core.hpp>
 #include <irregular/distributed/domain/options.hpp>
-#include <irregular/distributed/ghost/hnode_walk.hpp>
 #include <irregular/distributed/ghost/store.hpp>
 #include <irregular/distributed/ghost/strategies.hpp>
 #include <irregular/distributed/htree/balance.hpp>
 #include <irregular/distributed/htree/leaf_loads.hpp>
 #include <irregular/distributed/htree/load_metric.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
-#include <irregular/distributed/htree/reduce_up.hpp>
 #include <irregular/distributed/htree/sample_sort.hpp>
 #include <irregular/distributed/partitioners/partitioner.hpp>
 #include <irregular/distributed/partitioners/sfc_blocking.hpp>
@@ -241,34 +239,20 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
   [[nodiscard]] std::span<const double> local_loads() const noexcept {
     return core_.loads_.values();
   }
-  /// The upward pass (distributed/htree/reduce_up.hpp): `leaf_value(cell, data)` on each local
-  /// leaf, `combine(cell, children)` on each hnode above, children in curve order; the values of
-  /// this rank's hnodes and of the replicated ones, the same bits at every rank count. When
-  /// either throws on any rank, every rank throws the same collective_error. Collective.
+  /// The upward pass: as IrregularDomain::reduce_up, with `leaf_value(cell, data)`. Collective.
   template <class LeafValue, class Combine>
   [[nodiscard]] auto reduce_up(LeafValue&& leaf_value, Combine&& combine) const {
-    auto values = irregular::reduce_up(
-        comm(), core_.leaves_, [&](std::size_t i) { return leaf_value(cell(i), data(i)); },
-        combine);
-    values.set_stamp(core_.generation_ + 1);
-    return values;
+    return core_.reduce_up([&](std::size_t i) { return leaf_value(cell(i), data(i)); }, combine);
   }
   /// Remote hnodes by a traversal predicate: as IrregularDomain::walk_hnodes, a leaf's one
   /// datum as its elements. Collective over comm.
   template <class V, class Open, class Accept, class Strategy = hnodes::InformedFaultPrevention>
   HnodeStats walk_hnodes(HnodeValues<C, V>& values, Open&& open, Accept&& accept,
                          Strategy&& strategy = {}) const {
-    static_assert(std::is_trivially_copyable_v<Data>,
-                  "irregular::CellDomain::walk_hnodes: data travel as bytes");
-    core_.check_hnodes(values.stamp(), "irregular::CellDomain::walk_hnodes");
-    hnodes::WalkInput<C, V, Data, std::remove_reference_t<Open>> in{comm(),
-                                                                    values,
-                                                                    core_.leaves_,
-                                                                    [&](std::size_t i) { return std::span<const Data>(&core_.store_.data[i], 1); },
-                                                                    box(),
-                                                                    open,
-                                                                    Core::tag_hnodes};
-    return hnodes::walk(in, accept, strategy);
+    return core_.template walk_hnodes<Data>(
+        values, open, accept, strategy,
+        [&](std::size_t i) { return std::span<const Data>(&data(i), 1); },
+        "irregular::CellDomain::walk_hnodes");
   }
   /// The centre of leaf i in box coordinates.
   [[nodiscard]] std::array<double, dim> centre(std::size_t i) const {

@@ -16,14 +16,12 @@
 #include <irregular/distributed/domain/element_store.hpp>
 #include <irregular/distributed/domain/neighbourhood.hpp>
 #include <irregular/distributed/domain/options.hpp>
-#include <irregular/distributed/ghost/hnode_walk.hpp>
 #include <irregular/distributed/ghost/layer.hpp>
 #include <irregular/distributed/ghost/store.hpp>
 #include <irregular/distributed/ghost/strategies.hpp>
 #include <irregular/distributed/htree/leaf_loads.hpp>
 #include <irregular/distributed/htree/load_metric.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
-#include <irregular/distributed/htree/reduce_up.hpp>
 #include <irregular/distributed/htree/replicated_htree.hpp>
 #include <irregular/distributed/htree/sample_sort.hpp>
 #include <irregular/distributed/maps/ownership_map.hpp>
@@ -468,40 +466,28 @@ requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C
   [[nodiscard]] ScopedTimer time_leaf(std::size_t i) { return core_.time_leaf(i); }
 
   /// The upward pass (distributed/htree/reduce_up.hpp): `leaf_value(cell, elements)` on each
-  /// local leaf, `combine(cell, children)` on each hnode above, children in curve order; returns
-  /// the values of this rank's hnodes and of the replicated ones, the same bits at every rank
-  /// count. When either throws on any rank, every rank throws the same collective_error.
-  /// Collective over comm.
+  /// local leaf, `combine(cell, children)` on each hnode above, children in curve order; the
+  /// values of this rank's hnodes and the replicated ones, the same bits at every rank count.
+  /// Errors are agreed. Collective over comm.
   template <class LeafValue, class Combine>
   [[nodiscard]] auto reduce_up(LeafValue&& leaf_value, Combine&& combine) const {
-    const auto& store = core_.store_;
-    auto values = irregular::reduce_up(
-        comm(), core_.leaves_,
-        [&](std::size_t i) { return leaf_value(core_.leaves_.cell(i), store.of_leaf(i)); },
+    return core_.reduce_up(
+        [&](std::size_t i) { return leaf_value(core_.leaves_.cell(i), core_.store_.of_leaf(i)); },
         combine);
-    values.set_stamp(core_.generation_ + 1);
-    return values;
   }
   /// Remote hnodes by a traversal predicate (distributed/ghost/hnode_walk.hpp): every local
-  /// leaf walks `values` (this domain's reduce_up, since the last change of tree or map) from
-  /// the root; `open(hnode_box, reader_box)` (the reader: the leaf's box; monotone: a box that
-  /// contains another opens at least what it opens) decides which hnodes are entered. For each
-  /// hnode not opened, `accept(leaf, hnode, false, {})`; for each leaf opened,
-  /// `accept(leaf, hnode, true, elements)`. A leaf's calls are consecutive and in the same order
-  /// at every rank count and under every strategy: hnodes::RequestAnswer, FaultPrevention,
-  /// InformedFaultPrevention (keep one object across calls: it reuses its sets) or ByName. The
-  /// remote hnodes collected stay in `values`. Errors are agreed. Collective over comm.
+  /// leaf walks `values` (reduce_up's, since the last change of tree or map) from the root;
+  /// `open(hnode_box, reader_box)` (monotone in the reader, the leaf's box) decides what is
+  /// entered; `accept(leaf, hnode, false, {})` for an hnode taken as it is, `accept(leaf, hnode,
+  /// true, elements)` for a leaf opened. A leaf's calls are consecutive, in one order at every
+  /// rank count and strategy (hnodes::RequestAnswer, FaultPrevention, InformedFaultPrevention:
+  /// keep it across calls, ByName). Errors are agreed. Collective over comm.
   template <class V, class Open, class Accept, class Strategy = hnodes::InformedFaultPrevention>
   HnodeStats walk_hnodes(HnodeValues<C, V>& values, Open&& open, Accept&& accept,
                          Strategy&& strategy = {}) const {
-    static_assert(std::is_trivially_copyable_v<Element>,
-                  "irregular::IrregularDomain::walk_hnodes: elements travel as bytes");
-    core_.check_hnodes(values.stamp(), "irregular::IrregularDomain::walk_hnodes");
-    const auto& store = core_.store_;
-    hnodes::WalkInput<C, V, Element, std::remove_reference_t<Open>> in{
-        comm(), values, core_.leaves_,   [&](std::size_t i) { return store.of_leaf(i); },
-        box(),  open,   Core::tag_hnodes};
-    return hnodes::walk(in, accept, strategy);
+    return core_.template walk_hnodes<Element>(
+        values, open, accept, strategy, [&](std::size_t i) { return core_.store_.of_leaf(i); },
+        "irregular::IrregularDomain::walk_hnodes");
   }
 
   // ---- checkpoint and restart ----------------------------------------------------------------

@@ -13,10 +13,12 @@
 #include <irregular/core/error.hpp>
 #include <irregular/distributed/domain/build_profile.hpp>
 #include <irregular/distributed/domain/options.hpp>
+#include <irregular/distributed/ghost/hnode_walk.hpp>
 #include <irregular/distributed/ghost/store.hpp>
 #include <irregular/distributed/htree/leaf_loads.hpp>
 #include <irregular/distributed/htree/load_metric.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
+#include <irregular/distributed/htree/reduce_up.hpp>
 #include <irregular/distributed/maps/ownership_map.hpp>
 #include <irregular/distributed/maps/segment_map.hpp>
 #include <irregular/distributed/partitioners/partitioner.hpp>
@@ -417,15 +419,31 @@ class DomainCore {
     boost::mpi::all_reduce(comm_.get(), n, total, std::plus<std::uint64_t>());
     return total;
   }
-  /// Agrees that hnode values were computed on the tree and map in force (stamp: generation + 1).
-  /// Collective over comm.
-  void check_hnodes(std::uint64_t stamp, const char* who) const {
+  /// The upward pass over the leaves, `leaf_value(i)` on leaf i (distributed/htree/reduce_up.hpp),
+  /// the values stamped with the tree's state. Collective over comm.
+  template <class LeafValue, class Combine>
+  auto reduce_up(LeafValue&& leaf_value, Combine& combine) const {
+    auto values = irregular::reduce_up(comm_.get(), leaves_, leaf_value, combine);
+    values.set_stamp(generation_ + 1);
+    return values;
+  }
+  /// Every leaf's walk over `values` (distributed/ghost/hnode_walk.hpp), `elements_of(i)` the
+  /// values on leaf i (raw: they travel as bytes), once every rank agreed that `values` are the
+  /// current tree's. Collective over comm.
+  template <class E, class V, class Open, class Accept, class Strategy, class ElementsOf>
+  HnodeStats walk_hnodes(HnodeValues<C, V>& values, Open& open, Accept& accept, Strategy& strategy,
+                         ElementsOf elements_of, const char* who) const {
+    static_assert(std::is_trivially_copyable_v<E>,
+                  "walk_hnodes: the leaves' values travel as bytes");
     mpi::agree(comm_.get(), [&] {
-      if (stamp != generation_ + 1)
+      if (values.stamp() != generation_ + 1)
         throw invalid_argument(std::string(who) +
                                ": the hnode values are from another tree or map; call reduce_up "
                                "after the last change");
     });
+    hnodes::WalkInput<C, V, E, Open> in{comm_.get(),  values, leaves_,   elements_of,
+                                        store_.box(), open,   tag_hnodes};
+    return hnodes::walk(in, accept, strategy);
   }
   /// What a ghost collection reads about the tree, for one call named `who`.
   [[nodiscard]] typename ghost_store::template Tree<map_type> tree(const char* who) const {
