@@ -56,7 +56,7 @@ class Walker {
       stack_.pop_back();
       if (n >= visited.size()) visited.resize(v_.size(), 0);
       visited[n] = 1;
-      const bool opened = open_(cell_box<C>(box_, v_.cell(n)), reader);
+      const bool opened = open_(box_of(n), reader);
       if (!opened) {
         steps.push_back({n, false});
       } else if (v_.kind(n) == HnodeKind::internal) {
@@ -72,10 +72,25 @@ class Walker {
   }
 
  private:
+  // Every walk meets the hnodes near the root again: their boxes are computed once.
+  const Box<C::dim>& box_of(std::size_t n) {
+    if (n >= have_.size()) {
+      have_.resize(v_.size(), 0);
+      boxes_.resize(v_.size());
+    }
+    if (!have_[n]) {
+      boxes_[n] = cell_box<C>(box_, v_.cell(n));
+      have_[n] = 1;
+    }
+    return boxes_[n];
+  }
+
   const HnodeValues<C, V>& v_;
   const Box<C::dim>& box_;
   Open& open_;
   std::vector<std::size_t> stack_;
+  std::vector<Box<C::dim>> boxes_;
+  std::vector<std::uint8_t> have_;
 };
 
 /// A request for an hnode's children or a leaf's elements.
