@@ -69,13 +69,13 @@ Box<C::dim> cell_box(const Box<C::dim>& box, const Cell<C::dim>& c) {
 /// values), the domain's box, the predicate and the communicator with two tags.
 template <SpaceFillingCurve C, class V, class E, class Open>
 struct WalkInput {
-  const boost::mpi::communicator& comm;
-  HnodeValues<C, V>& values;
-  const LocalLeaves<C>& leaves;
+  const boost::mpi::communicator& comm;  ///< the domain's communicator
+  HnodeValues<C, V>& values;             ///< the tree walked; remote hnodes join it
+  const LocalLeaves<C>& leaves;          ///< this rank's leaves (the readers)
   std::function<std::span<const E>(std::size_t)> elements_of;  ///< elements of a local leaf
-  const Box<C::dim>& box;
-  Open& open;
-  int tag;  ///< tag and tag + 1 are used
+  const Box<C::dim>& box;                                      ///< the domain's box
+  Open& open;                                                  ///< open(hnode_box, reader_box)
+  int tag;                                                     ///< tag and tag + 1 are used
 };
 
 /// The byte stream of hnodes that travels: blocks of an hnode's children (records), and leaves'

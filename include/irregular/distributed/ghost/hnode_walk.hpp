@@ -38,10 +38,12 @@ namespace irregular::hnodes {
 template <SpaceFillingCurve C, class V, class Open>
 class Walker {
  public:
+  /// One accepted hnode of a walk.
   struct Step {
-    std::size_t hnode;
-    bool near;
+    std::size_t hnode;  ///< the hnode
+    bool near;          ///< a leaf opened (its elements are read), else taken as it is
   };
+  /// A walker over `v`, hnode boxes in `box`, opening by `open`.
   Walker(const HnodeValues<C, V>& v, const Box<C::dim>& box, Open& open)
       : v_(v), box_(box), open_(open) {}
 
@@ -96,8 +98,8 @@ class Walker {
 /// A request for an hnode's children or a leaf's elements.
 template <class I>
 struct HnodeKey {
-  I start;
-  int level;
+  I start;    ///< the hnode's first finest index
+  int level;  ///< its level
 };
 
 /// Runs every local leaf's walk and calls accept(leaf, hnode, near, elements) for each step, a
@@ -111,6 +113,7 @@ class WalkRounds {
   using Step = typename Walker<C, V, Open>::Step;
 
  public:
+  /// The rounds of one walk_hnodes call.
   WalkRounds(const WalkInput<C, V, E, Open>& in, Accept& accept, Strategy& strategy)
       : in_(in),
         v_(in.values),
