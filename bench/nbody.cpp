@@ -30,6 +30,7 @@
 
 #include "../examples/nbody/initial.hpp"
 #include "../examples/nbody/physics.hpp"
+#include "../examples/nbody/setup.hpp"
 #include "detail/timing.hpp"
 
 #include <boost/mpi/collectives.hpp>
@@ -72,9 +73,7 @@ using B = nbody::Body<D>;
 constexpr double kTheta = 0.5, kEps = 0.02;
 int kLeaf = 16;  // --leaf
 
-struct Cost {  // the example's cost zones: 1 + the interactions the body felt last time
-  double operator()(const B& b) const noexcept { return 1.0 + static_cast<double>(b.interactions); }
-};
+using Cost = nbody::Cost<D>;  // the example's cost zones
 using CostDomain =
     irr::IrregularDomain<B, irr::stencil::Moore<D>, irr::curve::Hilbert<D>, irr::load::PerElement<Cost>>;
 using CountDomain = irr::IrregularDomain<B, irr::stencil::Moore<D>, irr::curve::Hilbert<D>, irr::load::ElementCount>;
@@ -133,33 +132,8 @@ void on_ranks(const mpi::communicator& world, int k, F&& f) {
 
 // ---- the domain and the forces (as examples/nbody/nbody.cpp) -----------------------------------
 
-irr::Box<D> cube_for(const std::vector<B>& bodies) {
-  double reach = 0;
-  for (const auto& b : bodies)
-    for (int a = 0; a < D; ++a) reach = std::max(reach, std::abs(b.position[a]));
-  double half = 1;
-  while (half < 2 * reach) half *= 2;
-  irr::Box<D> box;
-  for (int a = 0; a < D; ++a) {
-    box.lo[a] = -half;
-    box.hi[a] = half;
-  }
-  return box;
-}
-
-template <class Dom>
-void canonical_order(Dom& d) {
-  const auto keys = d.local_keys();
-  auto els = d.local_elements();
-  for (std::size_t i = 0; i < keys.size();) {
-    std::size_t j = i + 1;
-    while (j < keys.size() && keys[j] == keys[i]) ++j;
-    if (j - i > 1)
-      std::sort(els.begin() + static_cast<std::ptrdiff_t>(i), els.begin() + static_cast<std::ptrdiff_t>(j),
-                [](const B& x, const B& y) { return x.id < y.id; });
-    i = j;
-  }
-}
+using nbody::canonical_order;
+using nbody::cube_for;
 
 template <class Dom>
 std::unique_ptr<Dom> make_domain(const mpi::communicator& comm, const std::vector<B>& all) {
