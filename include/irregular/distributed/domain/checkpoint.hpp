@@ -528,19 +528,73 @@ void check_tiling(const boost::mpi::communicator& comm, const LocalLeaves<C>& le
   });
 }
 
+/// This rank's share [a, b) of the leaf table, decoded and checked: the leaves with their counts
+/// and (stored loads) seconds, and, for serialized records, their byte range (raw records' range
+/// follows from the counts). `b_read` is b + 1 when the next leaf's first byte ends the range.
+template <class C>
+struct LeafShare {
+  LocalLeaves<C> leaves;
+  std::vector<double> measured;
+  std::uint64_t count = 0, rec_begin = 0, rec_end = 0;
+};
+template <class C, bool Raw>
+LeafShare<C> decode_leaf_share(std::span<const std::byte> leaf_in, const checkpoint::Header& h,
+                               std::uint64_t a, std::uint64_t b, std::uint64_t b_read,
+                               const std::string& path, int me) {
+  using I = typename C::index_type;
+  namespace ck = checkpoint;
+  const bool elements = h.kind == ck::Kind::elements;
+  const std::uint64_t rec = h.leaf_record_bytes();
+  const auto bad = [&](std::uint64_t leaf, const std::string& what) {
+    throw checkpoint_error(
+        "irregular checkpoint '" + path + "': leaf " + std::to_string(leaf) + " " + what, me,
+        "leaves", -1, h.sections[ck::leaves].offset + leaf * rec);
+  };
+  LeafShare<C> out;
+  out.leaves.reserve(b - a);
+  std::uint64_t first_byte_a = 0;
+  for (std::uint64_t k = a; k < b_read; ++k) {
+    ck::detail::Reader r(leaf_in.subspan((k - a) * rec, rec), h.foreign_order);
+    I s = static_cast<I>(r.get<std::uint64_t>());
+    if constexpr (sizeof(I) == 16) s |= static_cast<I>(r.get<std::uint64_t>()) << 64;
+    const int level = r.get<std::uint8_t>();
+    const std::uint64_t count = elements ? r.get<std::uint64_t>() : 1;
+    const double load = h.has_loads ? r.get<double>() : 0.0;
+    const std::uint64_t fb = Raw ? 0 : r.get<std::uint64_t>();
+    if (k == a) first_byte_a = fb;
+    if (k == b) {  // the extra record: only its first byte counts
+      out.rec_end = fb;
+      break;
+    }
+    if (level > C::max_level || s % detail::span_at<C>(level) != 0) bad(k, "is not a cell");
+    if (!out.leaves.empty() && out.leaves.end(out.leaves.size() - 1) != s)
+      bad(k, "does not follow its predecessor");
+    out.leaves.push_back(s, level, count);
+    out.count += count;
+    if (h.has_loads) {
+      if (!(load >= 0)) bad(k, "has a negative load");
+      out.measured.push_back(load);
+    }
+  }
+  if (!Raw) {
+    out.rec_begin = first_byte_a;
+    if (b == h.leaf_count) out.rec_end = h.sections[ck::records].bytes;
+    if (a == b) out.rec_begin = out.rec_end = 0;
+  }
+  return out;
+}
+
 /// Reads this rank's even share of the leaves and their records into an (empty) core, checks
 /// them, and lets the partitioner map them by their loads. Collective over comm.
 template <class Core>
 void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
   using C = typename Core::curve_type;
   using T = typename Core::value_type;
-  using I = typename C::index_type;
   namespace ck = checkpoint;
   const boost::mpi::communicator& comm = core.comm_.get();
   const int me = comm.rank(), p = comm.size();
   const auto& h = in.header;
   const std::string& path = in.path;
-  const bool elements = h.kind == ck::Kind::elements;
   const std::uint64_t L = h.leaf_count, rec = h.leaf_record_bytes();
   const auto share = [&](int r) {  // r * L / p without overflow
     return L / static_cast<std::uint64_t>(p) * static_cast<std::uint64_t>(r) +
@@ -551,8 +605,6 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
   // The serialized records' end is the next leaf's first byte: one more leaf record is read.
   const std::uint64_t b_read = !raw_records<T> && b < L ? b + 1 : b;
 
-  LocalLeaves<C> leaves;
-  std::vector<double> measured;
   detail::store_vector<T> values;  // raw records are read straight into the store's array
   ck::agree(comm, [&] {  // rank 0 vets the tables; every rank reads only its blocks' entries
     if (me == 0)
@@ -561,47 +613,12 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
   auto leaf_in = ck::agree(comm, [&] {
     return ck::read_section(in.file, h, ck::leaves, a * rec, b_read * rec, path, me);
   });
-  std::uint64_t count_mine = 0, rec_begin = 0, rec_end = 0;
-  std::vector<std::uint64_t> counts;
-  ck::agree(comm, [&] {
-    const auto bad = [&](std::uint64_t leaf, const std::string& what) {
-      throw checkpoint_error(
-          "irregular checkpoint '" + path + "': leaf " + std::to_string(leaf) + " " + what, me,
-          "leaves", -1, h.sections[ck::leaves].offset + leaf * rec);
-    };
-    leaves.reserve(b - a);
-    std::uint64_t first_byte_a = 0;
-    for (std::uint64_t k = a; k < b_read; ++k) {
-      ck::detail::Reader r(std::span<const std::byte>(leaf_in).subspan((k - a) * rec, rec),
-                           h.foreign_order);
-      I s = static_cast<I>(r.get<std::uint64_t>());
-      if constexpr (sizeof(I) == 16) s |= static_cast<I>(r.get<std::uint64_t>()) << 64;
-      const int level = r.get<std::uint8_t>();
-      const std::uint64_t count = elements ? r.get<std::uint64_t>() : 1;
-      const double load = h.has_loads ? r.get<double>() : 0.0;
-      const std::uint64_t fb = raw_records<T> ? 0 : r.get<std::uint64_t>();
-      if (k == a) first_byte_a = fb;
-      if (k == b) {  // the extra record: only its first byte counts
-        rec_end = fb;
-        break;
-      }
-      if (level > C::max_level || s % detail::span_at<C>(level) != 0) bad(k, "is not a cell");
-      if (!leaves.empty() && leaves.end(leaves.size() - 1) != s)
-        bad(k, "does not follow its predecessor");
-      leaves.push_back(s, level, count);
-      counts.push_back(count);
-      count_mine += count;
-      if (h.has_loads) {
-        if (!(load >= 0)) bad(k, "has a negative load");
-        measured.push_back(load);
-      }
-    }
-    if (!raw_records<T>) {
-      rec_begin = first_byte_a;
-      if (b == L) rec_end = h.sections[ck::records].bytes;
-      if (a == b) rec_begin = rec_end = 0;
-    }
+  auto share_in = ck::agree(comm, [&] {
+    return decode_leaf_share<C, raw_records<T>>(leaf_in, h, a, b, b_read, path, me);
   });
+  LocalLeaves<C>& leaves = share_in.leaves;
+  const std::uint64_t count_mine = share_in.count;
+  std::uint64_t rec_begin = share_in.rec_begin, rec_end = share_in.rec_end;
   // The leaves of all ranks tile the curve, and the counts add up (O(p) replicated).
   std::uint64_t first_record = 0;
   boost::mpi::scan(comm, count_mine, first_record, std::plus<std::uint64_t>());
@@ -641,7 +658,7 @@ void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
   if (opt.user) opt.user->assign(reinterpret_cast<const char*>(user_in.data()), user_in.size());
   in.file.close();
   ck::agree(comm, [&] { core.store_.adopt(std::move(values), leaves); });  // user element_traits
-  core.adopt(std::move(leaves), std::move(measured));
+  core.adopt(std::move(leaves), std::move(share_in.measured));
 }
 
 }  // namespace detail
