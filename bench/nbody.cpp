@@ -527,25 +527,9 @@ DirectSum direct_sum(const std::vector<B>& all, const Config& cfg) {
   ds.scalar_sample = std::min(cfg.scalar_sample, targets.size());
   volatile double sink = 0;
   ds.scalar_s = per_call(cfg.kernel_seconds, [&] {
-    const double eps2 = kEps * kEps;
     for (std::size_t t = 0; t < ds.scalar_sample; ++t) {
-      const B& b = targets[t];
-      std::array<double, D> acc{};
-      double phi = 0;
-      for (const auto& o : all) {
-        if (o.id == b.id) continue;
-        std::array<double, D> r;
-        double r2 = eps2;
-        for (int a = 0; a < D; ++a) {
-          r[a] = b.position[a] - o.position[a];
-          r2 += r[a] * r[a];
-        }
-        const double inv = 1.0 / std::sqrt(r2);
-        const double minv = o.mass * inv, minv3 = minv * inv * inv;
-        for (int a = 0; a < D; ++a) acc[a] -= minv3 * r[a];
-        phi -= minv;
-      }
-      sink = sink + acc[0] + phi;
+      const auto f = nbody::direct_felt<D>(targets[t], all, kEps);
+      sink = sink + f.acceleration[0] + f.potential;
     }
   });
   return ds;

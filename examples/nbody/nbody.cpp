@@ -244,26 +244,11 @@ void direct_forces(Domain<D>& d, double eps) {
   auto mine = d.local_elements();
   auto all = gather_raw<Body<D>>(d.comm(), std::span<const Body<D>>(mine.data(), mine.size()), true);
   std::sort(all.begin(), all.end(), [](const Body<D>& x, const Body<D>& y) { return x.id < y.id; });
-  const double eps2 = eps * eps;
   for (auto& b : mine) {
-    std::array<double, D> acc{};
-    double phi = 0;
-    for (const auto& o : all) {
-      if (o.id == b.id) continue;
-      std::array<double, D> r;
-      double r2 = eps2;
-      for (int a = 0; a < D; ++a) {
-        r[a] = b.position[a] - o.position[a];
-        r2 += r[a] * r[a];
-      }
-      const double inv = 1.0 / std::sqrt(r2);
-      const double minv = o.mass * inv, minv3 = minv * inv * inv;
-      for (int a = 0; a < D; ++a) acc[a] -= minv3 * r[a];
-      phi -= minv;
-    }
-    b.acceleration = acc;
-    b.potential = phi;
-    b.interactions = all.size() - 1;
+    const Felt<D> f = direct_felt<D>(b, all, eps);
+    b.acceleration = f.acceleration;
+    b.potential = f.potential;
+    b.interactions = f.interactions;
   }
 }
 

@@ -81,21 +81,32 @@ void add_second_moment(std::array<double, sym<D>>& q, double& t, double m, const
   t += m * d2;
 }
 
-/// The multipole of a leaf from its bodies (in their order in the leaf). An empty leaf has mass 0
-/// and its centre of mass at the cell's centre.
-template <int D>
-Multipole<D> leaf_multipole(const irregular::Box<D>& box, const irregular::Cell<D>& cell,
-                            std::span<const Body<D>> bodies) {
+/// Mass and centre of mass of `items` (bodies or children's multipoles), in their order; an empty
+/// set has its centre at the cell's centre.
+template <int D, class Items, class Mass, class Position>
+Multipole<D> monopole(const irregular::Box<D>& box, const irregular::Cell<D>& cell, const Items& items,
+                      Mass mass, Position position) {
   Multipole<D> p;
-  for (const auto& b : bodies) {
-    p.mass += b.mass;
-    for (int a = 0; a < D; ++a) p.com[a] += b.mass * b.position[a];
+  for (const auto& x : items) {
+    p.mass += mass(x);
+    for (int a = 0; a < D; ++a) p.com[a] += mass(x) * position(x)[a];
   }
   if (p.mass == 0) {
     p.com = cell_centre(box, cell);
     return p;
   }
   for (int a = 0; a < D; ++a) p.com[a] /= p.mass;
+  return p;
+}
+
+/// The multipole of a leaf from its bodies (in their order in the leaf). An empty leaf has mass 0
+/// and its centre of mass at the cell's centre.
+template <int D>
+Multipole<D> leaf_multipole(const irregular::Box<D>& box, const irregular::Cell<D>& cell,
+                            std::span<const Body<D>> bodies) {
+  Multipole<D> p = monopole(box, cell, bodies, [](const Body<D>& b) { return b.mass; },
+                            [](const Body<D>& b) -> const auto& { return b.position; });
+  if (p.mass == 0) return p;
   for (const auto& b : bodies) {
     std::array<double, D> d;
     for (int a = 0; a < D; ++a) d[a] = b.position[a] - p.com[a];
@@ -109,16 +120,9 @@ Multipole<D> leaf_multipole(const irregular::Box<D>& box, const irregular::Cell<
 template <int D>
 Multipole<D> combine_multipoles(const irregular::Box<D>& box, const irregular::Cell<D>& cell,
                                 std::span<const Multipole<D>> children) {
-  Multipole<D> p;
-  for (const auto& c : children) {
-    p.mass += c.mass;
-    for (int a = 0; a < D; ++a) p.com[a] += c.mass * c.com[a];
-  }
-  if (p.mass == 0) {
-    p.com = cell_centre(box, cell);
-    return p;
-  }
-  for (int a = 0; a < D; ++a) p.com[a] /= p.mass;
+  Multipole<D> p = monopole(box, cell, children, [](const Multipole<D>& c) { return c.mass; },
+                            [](const Multipole<D>& c) -> const auto& { return c.com; });
+  if (p.mass == 0) return p;
   for (const auto& c : children) {
     if (c.mass == 0) continue;
     std::array<double, D> d;
@@ -155,6 +159,29 @@ struct Felt {
   double potential = 0;
   std::uint64_t interactions = 0;
 };
+
+/// What body `b` feels from every other body of `all` (skipped by id), summed in `all`'s order:
+/// the direct sum, a scalar loop, the reference of the tree's forces.
+template <int D>
+Felt<D> direct_felt(const Body<D>& b, std::span<const Body<D>> all, double eps) {
+  const double eps2 = eps * eps;
+  Felt<D> f;
+  for (const auto& o : all) {
+    if (o.id == b.id) continue;
+    std::array<double, D> r;
+    double r2 = eps2;
+    for (int a = 0; a < D; ++a) {
+      r[a] = b.position[a] - o.position[a];
+      r2 += r[a] * r[a];
+    }
+    const double inv = 1.0 / std::sqrt(r2);
+    const double minv = o.mass * inv, minv3 = minv * inv * inv;
+    for (int a = 0; a < D; ++a) f.acceleration[a] -= minv3 * r[a];
+    f.potential -= minv;
+  }
+  f.interactions = all.size() - 1;
+  return f;
+}
 
 /// The interaction lists of one reader leaf, as structures of arrays, and the kernels that
 /// evaluate the leaf's bodies against them: the loops run over the reader's bodies (the inner

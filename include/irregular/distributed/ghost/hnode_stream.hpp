@@ -187,8 +187,8 @@ void send_ahead(const WalkInput<C, V, E, Open>& in, std::span<const Box<C::dim>>
           return;
         }
         Stream::put_children(out, v, n, st);
-        const std::vector<Box<C::dim>> mine = opened;  // the next level reuses the slot
-        for (int k = 0; k < HnodeValues<C, V>::children; ++k) visit(v.child(n, k), mine);
+        // The children fill the next level's slot, never this one: no copy.
+        for (int k = 0; k < HnodeValues<C, V>::children; ++k) visit(v.child(n, k), opened);
       };
   for (std::size_t r : v.private_roots()) visit(r, boxes);
 }
