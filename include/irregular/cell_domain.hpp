@@ -21,7 +21,9 @@
 #include <irregular/distributed/htree/load_metric.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
 #include <irregular/distributed/htree/sample_sort.hpp>
+#include <irregular/distributed/advisor/dry_run.hpp>
 #include <irregular/distributed/partitioners/partitioner.hpp>
+#include <irregular/distributed/partitioners/registry.hpp>
 #include <irregular/distributed/partitioners/sfc_blocking.hpp>
 #include <irregular/distributed/remap/rebalance_decision.hpp>
 #include <irregular/distributed/remap/remap_plan.hpp>
@@ -359,6 +361,26 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
   /// rank with the domain unchanged. Collective over comm.
   RebalanceDecision rebalance(RebalanceOptions opt = {}) {
     return core_.rebalance(std::move(opt), "irregular::CellDomain::rebalance");
+  }
+
+  /// The partitioner advisor (doc/guide/advisor.md): each candidate partitioner, by registry name
+  /// (partitioner::ByName), maps the live leaves and loads, and its map is measured: balance,
+  /// neighbour parts and ghosts under the stencil (exact: what applying it and collecting would
+  /// give), the remap from the map in force (what the migration counters would report), the time
+  /// to compute it, and the step time `opt.model` predicts. Moves no datum; the domain does not
+  /// change. Every rank passes the same names and options; an unknown name, bad options or a
+  /// failure on any rank make every rank throw the same irregular::collective_error. Collective.
+  advisor::PartitionerComparison<C> compare_partitioners(const std::vector<std::string>& names,
+                                                         const advisor::AdvisorOptions& opt = {}) {
+    return core_.template compare_partitioners<S>(
+        names, opt, "irregular::CellDomain::compare_partitioners");
+  }
+  /// Moves the leaves and their data to `map` (one of a comparison's maps), as a remapping
+  /// rebalance would: last_migration() then reports what moved. A map of another kind than this
+  /// domain's partitioner makes (unless it is partitioner::ByName or Auto), or for another number
+  /// of ranks, is refused on every rank with the same irregular::collective_error. Collective.
+  void apply_map(const AnyOwnershipMap<C>& map) {
+    core_.apply_map(map, "irregular::CellDomain::apply_map");
   }
 
   /// Times the work on a local leaf (load::Measured): the seconds join the leaf's load, as

@@ -26,7 +26,9 @@
 #include <irregular/distributed/htree/sample_sort.hpp>
 #include <irregular/distributed/maps/ownership_map.hpp>
 #include <irregular/distributed/maps/segment_map.hpp>
+#include <irregular/distributed/advisor/dry_run.hpp>
 #include <irregular/distributed/partitioners/partitioner.hpp>
+#include <irregular/distributed/partitioners/registry.hpp>
 #include <irregular/distributed/partitioners/sfc_blocking.hpp>
 #include <irregular/distributed/remap/rebalance_decision.hpp>
 #include <irregular/distributed/remap/remap.hpp>
@@ -213,6 +215,26 @@ requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C
   /// distributed/remap_plan.hpp. Collective over comm.
   RebalanceDecision rebalance(RebalanceOptions opt = {}) {
     return core_.rebalance(std::move(opt), "irregular::IrregularDomain::rebalance");
+  }
+
+  /// The partitioner advisor (doc/guide/advisor.md): each candidate partitioner, by registry name
+  /// (partitioner::ByName), maps the live leaves and loads, and its map is measured: balance,
+  /// neighbour parts and ghosts under the stencil (exact: what applying it and collecting would
+  /// give), the remap from the map in force (what the migration counters would report), the time
+  /// to compute it, and the step time `opt.model` predicts. Moves no element or datum; the domain does not
+  /// change. Every rank passes the same names and options; an unknown name, bad options or a
+  /// failure on any rank make every rank throw the same irregular::collective_error. Collective.
+  advisor::PartitionerComparison<C> compare_partitioners(const std::vector<std::string>& names,
+                                                         const advisor::AdvisorOptions& opt = {}) {
+    return core_.template compare_partitioners<S>(
+        names, opt, "irregular::IrregularDomain::compare_partitioners");
+  }
+  /// Moves the leaves and their elements to `map` (one of a comparison's maps), as a remapping
+  /// rebalance would: last_migration() then reports what moved. A map of another kind than this
+  /// domain's partitioner makes (unless it is partitioner::ByName or Auto), or for another number
+  /// of ranks, is refused on every rank with the same irregular::collective_error. Collective.
+  void apply_map(const AnyOwnershipMap<C>& map) {
+    core_.apply_map(map, "irregular::IrregularDomain::apply_map");
   }
 
   /// Starts a new measurement window (load::Measured): the seconds measured so far are dropped

@@ -10,6 +10,9 @@
 #include <irregular/distributed/ghost/store.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
 #include <irregular/distributed/maps/ownership_map.hpp>
+#include <irregular/distributed/partitioners/leaf_traffic.hpp>
+#include <irregular/distributed/remap/detail/shift_wire.hpp>
+#include <irregular/distributed/remap/migration.hpp>
 #include <irregular/distributed/remap/remap.hpp>
 #include <irregular/distributed/remap/segment_shift.hpp>
 #include <irregular/mpi/counters.hpp>
@@ -77,6 +80,20 @@ class CellStore {
   }
   /// Bytes that travel per leaf (its datum, start and level), for the estimate of a remap's cost.
   static constexpr std::size_t item_bytes = sizeof(Data) + sizeof(index_type) + 1;
+  /// The bytes of a remap message (segment shift: the data, then starts, payload and levels;
+  /// general migration: Keyed records, leaf records), for the advisor's counts.
+  static constexpr RemapWire remap_wire() {
+    constexpr bool raw = mpi::is_raw_transportable<Data>;
+    return RemapWire{raw,
+                     sizeof(index_type) + 1,
+                     sizeof(double),
+                     sizeof(Data),
+                     sizeof(detail::ShiftTrailer),
+                     sizeof(detail::LeafRecord<index_type>),
+                     sizeof(Keyed),
+                     sizeof(detail::MigrationTrailer),
+                     mpi::is_raw_transportable<Keyed>};
+  }
 
   /// Leaf i's datum is values[i]: offsets 0, 1, ..., n (kept for the ghost layer's interface).
   [[nodiscard]] std::span<const std::size_t> offsets() const {

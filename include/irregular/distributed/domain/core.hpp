@@ -11,6 +11,7 @@
 #include <irregular/core/cell.hpp>
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/error.hpp>
+#include <irregular/distributed/advisor/dry_run.hpp>
 #include <irregular/distributed/domain/build_profile.hpp>
 #include <irregular/distributed/domain/options.hpp>
 #include <irregular/distributed/ghost/hnode_walk.hpp>
@@ -22,6 +23,7 @@
 #include <irregular/distributed/maps/ownership_map.hpp>
 #include <irregular/distributed/maps/segment_map.hpp>
 #include <irregular/distributed/partitioners/partitioner.hpp>
+#include <irregular/distributed/partitioners/registry.hpp>
 #include <irregular/distributed/remap/rebalance_decision.hpp>
 #include <irregular/distributed/remap/remap_plan.hpp>
 #include <irregular/mpi/collective_error.hpp>
@@ -43,6 +45,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace irregular::detail {
@@ -98,6 +101,7 @@ class DomainCore {
                        tag_balance = 15, tag_checkpoint = 16,
                        tag_hnodes = 17;  // and 18
   static constexpr int tag_ghost = 21;
+  static constexpr int tag_advisor = 31;  // .. 35: compare_partitioners, partitioner::Auto
 
   /// Validates the box, the partitioner and the held level, then `more()` (the front's own
   /// input), all in one agreement. Collective over comm (duplicates it).
@@ -204,7 +208,7 @@ class DomainCore {
   void repartition(const map_type* current, clock::time_point& t0) {
     loads_.agree_unit(comm_.get(), leaves_);
     auto next = hold_cells(options_.partitioner.template partition<C>(
-        comm_.get(), LeafChain<C>{leaves_, loads_.values()}, current));
+        comm_.get(), LeafChain<C>{leaves_, loads_.values(), {}, traffic()}, current));
     profile_.partition = lap(t0);
     remap_to(next, t0);
   }
@@ -224,6 +228,14 @@ class DomainCore {
   /// the settled map.
   template <OwnershipMap M>
   M settle_on(const M& map, bool runs_current = false) {
+    if constexpr (std::same_as<M, AnyOwnershipMap<C>>)  // the held map's own transport
+      return std::visit([&](const auto& m) { return M(settle_on(m, runs_current)); },
+                        map.variant());
+    else
+      return settle_on_held(map, runs_current);
+  }
+  template <OwnershipMap M>
+  M settle_on_held(const M& map, bool runs_current) {
     std::vector<double> payload;  // only measured seconds are worth carrying
     if constexpr (measured) payload = loads_.payload(leaves_.size());
     ShiftLayout layout;
@@ -314,7 +326,7 @@ class DomainCore {
     auto t0 = clock::now();
     loads_.agree_unit(comm_.get(), leaves_);
     auto next = hold_cells(options_.partitioner.template partition<C>(
-        comm_.get(), LeafChain<C>{leaves_, loads_.values()}, nullptr));
+        comm_.get(), LeafChain<C>{leaves_, loads_.values(), {}, traffic()}, nullptr));
     profile_.partition = lap(t0);
     // Not remap_to: the stored seconds travel with their leaves and their window goes on, so a
     // save right after a load writes the same loads.
@@ -350,6 +362,8 @@ class DomainCore {
     const std::span<const double> leaf_work =
         work.empty() ? std::span<const double>(loads_.values()) : work;
     const auto next = hold_cells(next_map(plan, leaf_work));
+    if constexpr (requires { options_.partitioner.last_choice(); })
+      if (const auto* c = options_.partitioner.last_choice()) d.choice = *c;
     const auto est =
         estimate_remap(comm_.get(), next, plan.order, leaves_, leaf_work, store_.keys_of(leaves_),
                        Store::item_bytes, loads_.total() * plan.work_scale);
@@ -366,7 +380,7 @@ class DomainCore {
         plan.uniform ? std::vector<double>{} : plan.chain_capacities();
     const auto loads = plan.uniform ? std::span<const double>(loads_.values()) : leaf_work;
     return options_.partitioner.template partition<C>(
-        comm_.get(), LeafChain<C>{leaves_, loads, capacities}, &map_);
+        comm_.get(), LeafChain<C>{leaves_, loads, capacities, traffic()}, &map_);
   }
 
   /// Moves the data to `next` (or by neighbour shifts), renumbering the ranks for a new chain
@@ -390,6 +404,63 @@ class DomainCore {
       if (saved_comm) comm_ = std::move(*saved_comm);
       throw;
     }
+  }
+
+  // ---- the partitioner advisor (distributed/advisor) --------------------------------------
+
+  /// What the leaves carry when they move or are read as ghosts.
+  [[nodiscard]] LeafTraffic<dim> traffic() const {
+    return {options_.periodic, Store::per_leaf, sizeof(value_type), Store::remap_wire(), measured};
+  }
+  void check_built(const char* who) const {
+    if (generation_ == 0)
+      throw invalid_argument(std::string(who) + ": the domain is not built yet");
+  }
+  /// The dry run of every candidate under stencil S on the live leaves. Collective over comm.
+  template <Stencil S>
+  advisor::PartitionerComparison<C> compare_partitioners(std::span<const std::string> names,
+                                                         const advisor::AdvisorOptions& opt,
+                                                         const char* who) {
+    guarded([&] { check_built(who); });
+    loads_.agree_unit(comm_.get(), leaves_);
+    const advisor::LiveTree<C, map_type> live{comm_.get(), leaves_,     loads_.values(),
+                                              &map_,       traffic(), tag_advisor};
+    return advisor::compare<S>(live, names, opt);
+  }
+  /// Moves leaves and values to `next` (held whole, and the cells of hold_level), as a remapping
+  /// rebalance would; a map for another number of parts is refused on every rank. Collective
+  /// over comm.
+  void apply_map(const AnyOwnershipMap<C>& any, const char* who) {
+    if constexpr (std::same_as<map_type, AnyOwnershipMap<C>>) {
+      apply_map(any, who, 0);
+    } else {
+      const map_type* m = nullptr;
+      if constexpr (holds_kind<map_type>(typename AnyOwnershipMap<C>::variant_type{}))
+        m = any.template get_if<map_type>();
+      guarded([&] {
+        if (m == nullptr)
+          throw invalid_argument(std::string(who) +
+                                 ": the map is of another kind than the domain's partitioner "
+                                 "makes (a domain with partitioner::ByName or Auto takes any)");
+      });
+      apply_map(*m, who, 0);
+    }
+  }
+  template <class M, class... Ms>
+  static constexpr bool holds_kind(const std::variant<Ms...>&) {
+    return (std::same_as<M, Ms> || ...);
+  }
+  void apply_map(const map_type& next, const char* who, int) {
+    guarded([&] {
+      check_built(who);
+      if (next.parts() != comm_.size())
+        throw invalid_argument(std::string(who) + ": a map of " + std::to_string(next.parts()) +
+                               " parts on " + std::to_string(comm_.size()) + " ranks");
+    });
+    auto t0 = clock::now();
+    migration_ = {};
+    profile_ = {};
+    remap_transaction([&] { remap_to(hold_cells(next), t0); });
   }
 
   // ---- measured loads (load::Measured) ---------------------------------------------------

@@ -13,6 +13,9 @@
 #include <irregular/distributed/ghost/store.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
 #include <irregular/distributed/maps/ownership_map.hpp>
+#include <irregular/distributed/partitioners/leaf_traffic.hpp>
+#include <irregular/distributed/remap/detail/shift_wire.hpp>
+#include <irregular/distributed/remap/migration.hpp>
 #include <irregular/distributed/remap/remap.hpp>
 #include <irregular/mpi/counters.hpp>
 
@@ -42,6 +45,20 @@ class ElementStore {
   using index_type = typename C::index_type;  ///< the curve's index (finest-level keys)
   /// Bytes that travel per element (it and its key), for the estimate of a remap's cost.
   static constexpr std::size_t item_bytes = sizeof(Element) + sizeof(index_type);
+  /// The bytes of a remap message (segment shift: [keys][elements] blocks, then starts, counts,
+  /// payload and levels; general migration: elements, leaf records), for the advisor's counts.
+  static constexpr RemapWire remap_wire() {
+    constexpr bool raw = mpi::is_raw_transportable<Element>;
+    return RemapWire{raw,
+                     sizeof(index_type) + sizeof(std::uint64_t) + 1,
+                     sizeof(double),
+                     sizeof(index_type) + sizeof(Element),
+                     sizeof(detail::ShiftTrailer),
+                     sizeof(detail::LeafRecord<index_type>),
+                     sizeof(Element),
+                     sizeof(detail::MigrationTrailer),
+                     raw};
+  }
   /// Finest cells per axis (computed once: keys are computed for every element of a build or load).
   static constexpr coord_t cells_per_axis =
       ipow<coord_t>(static_cast<coord_t>(C::arity), C::max_level);

@@ -6,6 +6,7 @@
 #include <irregular/core/concepts.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
 #include <irregular/distributed/maps/ownership_map.hpp>
+#include <irregular/distributed/partitioners/leaf_traffic.hpp>
 
 #include <boost/mpi/communicator.hpp>
 
@@ -25,6 +26,8 @@ struct LeafChain {
   /// load follows capacities[k]. Empty: equal parts. Partitioners whose parts are curve segments
   /// honour it; rebalance() refuses capacities for the others before calling them.
   std::span<const double> capacities{};
+  /// What the leaves carry (the domain fills it): for partitioners that weigh communication.
+  LeafTraffic<C::dim> traffic{};
 };
 
 /// A partitioner policy P for curve C:

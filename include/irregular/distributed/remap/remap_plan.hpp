@@ -57,6 +57,15 @@ enum class RebalanceReason {
   return "?";
 }
 
+/// A partitioner's choice among candidates (partitioner::Auto): what it compared, what each was
+/// predicted to cost per step, and what it applied.
+struct PartitionerChoice {
+  std::vector<std::string> candidates;   ///< registry names, in the order compared
+  std::vector<double> predicted_seconds;  ///< predicted step time of each
+  std::string chosen;                     ///< the candidate applied
+  bool kept_family = false;  ///< hysteresis kept the family in force over a slightly cheaper one
+};
+
 /// The decision record of one rebalance() (replicated unless marked). Converts to bool: remapped.
 struct RebalanceDecision {
   bool remapped = false;                                       ///< true if the data moved
@@ -86,6 +95,8 @@ struct RebalanceDecision {
   double migration_seconds = 0;      ///< this rank: moving the data
   std::vector<std::uint64_t>
       elements_to;  ///< this rank: elements sent to each rank (new numbering)
+  /// The partitioner's choice among candidates when it makes one (partitioner::Auto).
+  std::optional<PartitionerChoice> choice;
 
   /// True if the data moved: `if (domain.rebalance())` reads well.
   operator bool() const noexcept {  // NOLINT: implicit on purpose

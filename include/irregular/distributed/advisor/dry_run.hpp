@@ -1,0 +1,483 @@
+// The dry run behind compare_partitioners: each candidate partitioner maps the live leaves and
+// loads, and its map is measured without moving any element or datum. The ghost counts are
+// exact: one collection of leaf records (no values) under the map in force gives every reader
+// leaf's neighbours once; for each candidate, a read across two parts makes the leaf read a
+// ghost of the reader's part, and each (part, leaf) pair is counted once, at the leaf's holder.
+// The remap counts follow the leaves to their new holders, message by message, with the bytes
+// of the transport that would carry them (RemapWire).
+#pragma once
+
+#include <irregular/core/cell.hpp>
+#include <irregular/core/concepts.hpp>
+#include <irregular/core/error.hpp>
+#include <irregular/distributed/advisor/comparison.hpp>
+#include <irregular/distributed/advisor/cost_model.hpp>
+#include <irregular/distributed/ghost/collection.hpp>
+#include <irregular/distributed/ghost/request_answer.hpp>
+#include <irregular/distributed/htree/local_leaves.hpp>
+#include <irregular/distributed/htree/sample_sort.hpp>
+#include <irregular/distributed/maps/ownership_map.hpp>
+#include <irregular/distributed/maps/segment_map.hpp>
+#include <irregular/distributed/partitioners/leaf_traffic.hpp>
+#include <irregular/distributed/partitioners/registry.hpp>
+#include <irregular/distributed/remap/remap.hpp>
+#include <irregular/mpi/collective_error.hpp>
+#include <irregular/mpi/operations.hpp>
+#include <irregular/mpi/sparse_exchange.hpp>
+#include <irregular/tree/detail/curve_math.hpp>
+#include <irregular/tree/stencil.hpp>
+
+#include <boost/mpi/collectives.hpp>
+#include <boost/mpi/communicator.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace irregular::advisor {
+
+/// Options of one comparison.
+struct AdvisorOptions {
+  GhostOptions ghosts{};  ///< contact, ghost levels and reader levels the ghost counts are for
+  CostModel model{};      ///< figures of the prediction (CostModel::calibrate measures them)
+  double steps = 100;     ///< steps a remap is amortized over (> 0)
+  int level = -1;         ///< grid level of the rectangular and BN candidates; -1: automatic
+};
+
+/// What a comparison reads about the live tree; tags tag .. tag+4 are its own on comm.
+template <SpaceFillingCurve C, OwnershipMap M>
+struct LiveTree {
+  const boost::mpi::communicator& comm;  ///< the domain's ranks
+  const LocalLeaves<C>& leaves;          ///< this rank's leaves, sorted by start
+  std::span<const double> loads;         ///< one load per leaf
+  /// The map in force; nullptr: the ranks' leaves lie in rank order (a build before its map).
+  const M* current;
+  LeafTraffic<C::dim> traffic;  ///< what the leaves carry (value_bytes > 0)
+  int tag;                      ///< first of the five tags
+};
+
+namespace detail {
+
+/// One read across parts: part `reader` reads leaf `start` (with `values` values) of part `owner`.
+template <class I>
+struct CrossRead {
+  I start;
+  std::uint64_t values;
+  std::int32_t reader, owner;
+};
+
+/// Parts a and b exchange ghosts (one reads a leaf of the other).
+struct PartPair {
+  std::int32_t a, b;
+  friend constexpr auto operator<=>(const PartPair&, const PartPair&) = default;
+};
+
+/// The leaves and loads in curve order across the ranks: the chain itself when the leaves lie in
+/// rank order, else a sorted copy of (start, level, load) (no element or datum travels), which
+/// the SFC family needs (its cuts are prefix sums over the ranks).
+template <SpaceFillingCurve C>
+struct OrderedChain {
+  struct Rec {
+    typename C::index_type start;
+    double load;
+    std::uint8_t level;
+  };
+  LocalLeaves<C> leaves;
+  std::vector<double> loads;
+
+  OrderedChain(const boost::mpi::communicator& comm, const LocalLeaves<C>& from,
+               std::span<const double> from_loads, int tag) {
+    using I = typename C::index_type;
+    std::vector<Rec> recs(from.size());
+    std::vector<I> keys(from.size());
+    for (std::size_t i = 0; i < from.size(); ++i) {
+      recs[i] = {from.starts()[i], from_loads[i], from.levels()[i]};
+      keys[i] = from.starts()[i];
+    }
+    (void)sample_sort(comm, recs, keys, irregular::detail::index_end<C>(),
+                      [](const Rec& r) { return r.start; }, tag);
+    leaves.reserve(recs.size());
+    loads.reserve(recs.size());
+    for (const auto& r : recs) {
+      leaves.push_back(r.start, r.level, 0);
+      loads.push_back(r.load);
+    }
+  }
+};
+
+/// Whether the leaves lie in rank order under `map`: its parts are curve segments.
+template <OwnershipMap M>
+bool in_rank_order(const M* map) {
+  if (map == nullptr) return true;
+  if constexpr (M::contiguous_segments)
+    return true;
+  else if constexpr (requires { map->template get_if<SegmentMap<typename M::curve_type>>(); })
+    return map->template get_if<SegmentMap<typename M::curve_type>>() != nullptr;
+  else
+    return false;
+}
+
+/// The ranks' leaves as they lie, as a SegmentMap (a build's sorted shares before their map).
+template <SpaceFillingCurve C>
+SegmentMap<C> shares_map(const boost::mpi::communicator& comm, const LocalLeaves<C>& leaves) {
+  using I = typename C::index_type;
+  const auto end = SegmentMap<C>::domain_end();
+  const I first = leaves.size() ? leaves.starts()[0] : end;
+  std::vector<int> counts;
+  auto firsts = mpi::all_gather_raw(comm, std::span<const I>(&first, 1), counts);
+  std::vector<I> spl(firsts.size() + 1, end);
+  for (std::size_t r = firsts.size(); r-- > 0;)  // an empty rank starts where the next does
+    spl[r] = firsts[r] == end ? spl[r + 1] : firsts[r];
+  spl[0] = 0;
+  return SegmentMap<C>(std::move(spl));
+}
+
+/// owners[i]: the part `map` gives each leaf of `leaves`, one visit of the variant.
+template <SpaceFillingCurve C, class Leaves>
+void leaf_owners(const AnyOwnershipMap<C>& map, const Leaves& leaves, std::vector<int>& owners) {
+  owners.resize(leaves.size());
+  std::visit(
+      [&](const auto& m) {
+        for (std::size_t i = 0; i < leaves.size(); ++i) owners[i] = m.leaf_owner(leaves.cell(i));
+      },
+      map.variant());
+}
+
+/// The family of a registry name, from the policy it stands for.
+template <SpaceFillingCurve C>
+std::string family_of(const partitioner::ByName& by) {
+  const auto v = by.template by_name<C>();
+  switch (v.index()) {
+    case 0:
+      return "SFC";
+    case 1:
+      return "rectangular";
+    default:
+      return "bounded neighbours";
+  }
+}
+
+}  // namespace detail
+
+/// The dry run over a live tree under stencil S: its ghost records and read lists are made once,
+/// then each candidate is measured (Comparer::measure).
+template <Stencil S, SpaceFillingCurve C, OwnershipMap M>
+class Comparer {
+ public:
+  using I = typename C::index_type;
+
+  Comparer(const LiveTree<C, M>& live, const AdvisorOptions& opt) : live_(live), opt_(opt) {
+    collect_reads();
+  }
+
+  /// The report and the map of one candidate. A partitioner that throws on any rank makes every
+  /// rank throw the same irregular::collective_error. Collective over live.comm.
+  std::pair<CandidateReport, AnyOwnershipMap<C>> measure(const std::string& name) {
+    const auto& comm = live_.comm;
+    const partitioner::ByName by{name, opt_.level};
+    CandidateReport r;
+    r.name = name;
+    const auto t0 = std::chrono::steady_clock::now();
+    AnyOwnershipMap<C> map = mpi::agree(comm, [&] {
+      r.family = detail::family_of<C>(by);
+      return propose(by);
+    });
+    r.partition_seconds = mpi::all_reduce_max(
+        comm, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    // Hold every leaf whole, as the remap would (remap.hpp, settle_on_map).
+    const auto split = splitting_leaves(comm, map, live_.leaves);
+    map = map.hold_whole(std::span<const Cell<C::dim>>(split));
+    evaluate(map, r);
+    if (r.family == "SFC") r.optimal_bottleneck = sfc_optimum();
+    return {std::move(r), std::move(map)};
+  }
+
+ private:
+  const LiveTree<C, M>& live_;
+  AdvisorOptions opt_;
+  GhostLayer<C> layer_;
+  // Reader leaf i's reads: local leaf ids below n and ghost ids n + g, reads_[first_[i] ..].
+  std::vector<std::uint32_t> reads_;
+  std::vector<std::size_t> first_;
+  double heaviest_ = 0, total_ = 0;
+  std::optional<double> sfc_optimum_;
+  std::optional<detail::OrderedChain<C>> ordered_;
+
+  [[nodiscard]] std::uint64_t values_of_leaf(std::size_t i) const {
+    return live_.traffic.per_leaf ? 1 : live_.leaves.counts()[i];
+  }
+  [[nodiscard]] std::uint64_t values_of_ghost(std::size_t g) const {
+    return live_.traffic.per_leaf ? 1 : layer_.counts()[g];
+  }
+
+  // Records of the remote leaves the readers read, under the map in force; then every reader's
+  // local and ghost reads under S.
+  void collect_reads() {
+    const auto& leaves = live_.leaves;
+    auto collect = [&](const auto& map) {
+      ExtensionCache<C> unused;
+      CollectionInput<C, std::remove_cvref_t<decltype(map)>> in{
+          live_.comm, leaves, map, live_.traffic.periodic, opt_.ghosts, 0, unused, live_.tag, nullptr};
+      layer_ = ghost::RequestAnswer{}.template collect<S>(in);
+    };
+    if (live_.current)
+      collect(*live_.current);
+    else
+      collect(detail::shares_map<C>(live_.comm, leaves));
+    const std::size_t n = leaves.size();
+    if (n + layer_.size() >= std::numeric_limits<std::uint32_t>::max())
+      throw limit_exceeded("irregular::compare_partitioners: more than 2^32 leaves on one rank");
+    first_.assign(n + 1, 0);
+    std::vector<std::size_t> ids;
+    const auto& g = opt_.ghosts;
+    for (std::size_t i = 0; i < n; ++i) {
+      first_[i] = reads_.size();
+      if (!g.readers.contains(leaves.levels()[i])) continue;
+      const auto cell = leaves.cell(i);
+      irregular::detail::read_by<C, S>(leaves.starts(), leaves.levels(), cell, live_.traffic.periodic,
+                                       g.contact, g.levels, ids);
+      for (std::size_t j : ids)
+        if (j != i) reads_.push_back(static_cast<std::uint32_t>(j));
+      if (layer_.size() == 0) continue;
+      irregular::detail::read_by<C, S>(layer_.starts(), layer_.levels(), cell, live_.traffic.periodic,
+                                       g.contact, g.levels, ids);
+      for (std::size_t j : ids) reads_.push_back(static_cast<std::uint32_t>(n + j));
+    }
+    first_[n] = reads_.size();
+    double mine[2] = {0, 0}, all[2] = {0, 0};
+    for (double l : live_.loads) {
+      mine[0] = std::max(mine[0], l);
+      mine[1] += l;
+    }
+    boost::mpi::all_reduce(live_.comm, mine[0], all[0], boost::mpi::maximum<double>());
+    boost::mpi::all_reduce(live_.comm, mine[1], all[1], std::plus<double>());
+    heaviest_ = all[0];
+    total_ = all[1];
+  }
+
+  // The candidate's map from the live chain (in curve order for the SFC family).
+  AnyOwnershipMap<C> propose(const partitioner::ByName& by) {
+    std::optional<AnyOwnershipMap<C>> cur;
+    if constexpr (std::is_same_v<M, AnyOwnershipMap<C>>) {
+      if (live_.current) cur = *live_.current;
+    } else if constexpr (std::is_constructible_v<AnyOwnershipMap<C>, M>) {
+      if (live_.current) cur = AnyOwnershipMap<C>(*live_.current);
+    }
+    const AnyOwnershipMap<C>* current = cur ? &*cur : nullptr;
+    const bool sfc = by.template by_name<C>().index() == 0;
+    if (sfc && !detail::in_rank_order(live_.current)) {
+      if (!ordered_) ordered_.emplace(live_.comm, live_.leaves, live_.loads, live_.tag + 4);
+      return by.template partition<C>(live_.comm,
+                                      LeafChain<C>{ordered_->leaves, ordered_->loads}, nullptr);
+    }
+    return by.template partition<C>(live_.comm, LeafChain<C>{live_.leaves, live_.loads},
+                                     sfc ? nullptr : current);
+  }
+
+  double sfc_optimum() {
+    if (!sfc_optimum_) {
+      const auto map = propose(partitioner::ByName{"SFC", opt_.level});
+      std::vector<int> own;
+      detail::leaf_owners(map, live_.leaves, own);
+      std::vector<double> mine(static_cast<std::size_t>(live_.comm.size()), 0.0), all(mine.size());
+      for (std::size_t i = 0; i < own.size(); ++i)
+        mine[static_cast<std::size_t>(own[i])] += live_.loads[i];
+      mpi::all_reduce_sum(live_.comm, std::span<const double>(mine), std::span<double>(all));
+      sfc_optimum_ = *std::max_element(all.begin(), all.end());
+    }
+    return *sfc_optimum_;
+  }
+
+  // Everything the report says about a settled map.
+  void evaluate(const AnyOwnershipMap<C>& map, CandidateReport& r) {
+    const auto& comm = live_.comm;
+    const auto& leaves = live_.leaves;
+    const std::size_t p = static_cast<std::size_t>(comm.size()), n = leaves.size();
+    const int me = comm.rank();
+    std::vector<int> own, ghost_own;
+    detail::leaf_owners(map, leaves, own);
+    detail::leaf_owners(map, layer_, ghost_own);
+
+    // Reads across parts, each sent to the holder of the leaf read (this rank for local leaves).
+    std::vector<std::vector<detail::CrossRead<I>>> out(p);
+    for (std::size_t i = 0; i < n; ++i) {
+      const int reader = own[i];
+      for (std::size_t k = first_[i]; k < first_[i + 1]; ++k) {
+        const std::size_t j = reads_[k];
+        if (j < n) {
+          if (own[j] != reader)
+            out[static_cast<std::size_t>(me)].push_back(
+                {leaves.starts()[j], values_of_leaf(j), reader, own[j]});
+        } else {
+          const std::size_t g = j - n;
+          if (ghost_own[g] != reader)
+            out[static_cast<std::size_t>(layer_.owners()[g])].push_back(
+                {layer_.starts()[g], values_of_ghost(g), reader, ghost_own[g]});
+        }
+      }
+    }
+    auto got = mpi::sparse_exchange(comm, out, live_.tag + 3);
+    auto& reads = got.values;
+    std::sort(reads.begin(), reads.end(), [](const auto& a, const auto& b) {
+      return a.reader != b.reader ? a.reader < b.reader : a.start < b.start;
+    });
+    reads.erase(std::unique(reads.begin(), reads.end(),
+                            [](const auto& a, const auto& b) {
+                              return a.reader == b.reader && a.start == b.start;
+                            }),
+                reads.end());
+
+    // Per part, summed over the ranks: [ghost leaves | ghost values in | ghost values out |
+    // remap bytes sent | remap messages sent | remap bytes received | remap messages received |
+    // remap leaves | remap values].
+    enum { gl, gin, gout, rbs, rms, rbr, rmr, rl, rv, columns };
+    std::vector<std::uint64_t> mine(columns * p, 0), all(columns * p, 0);
+    auto at = [p](int column, std::size_t part) { return static_cast<std::size_t>(column) * p + part; };
+    std::vector<detail::PartPair> edges;  // unordered part pairs, unique here
+    for (const auto& x : reads) {
+      const auto reader = static_cast<std::size_t>(x.reader), owner = static_cast<std::size_t>(x.owner);
+      mine[at(gl, reader)] += 1;
+      mine[at(gin, reader)] += x.values;
+      mine[at(gout, owner)] += x.values;
+      edges.push_back({std::min(x.owner, x.reader), std::max(x.owner, x.reader)});
+    }
+    std::sort(edges.begin(), edges.end());
+    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+
+    // The remap: leaves (and their values) whose part is not this rank's, one message per part.
+    std::vector<std::uint64_t> nl(p, 0), nv(p, 0);
+    for (std::size_t i = 0; i < n; ++i)
+      if (own[i] != me) {
+        nl[static_cast<std::size_t>(own[i])] += 1;
+        nv[static_cast<std::size_t>(own[i])] += values_of_leaf(i);
+      }
+    const bool segments = map.template get_if<SegmentMap<C>>() != nullptr;
+    for (std::size_t d = 0; d < p; ++d) {
+      if (nl[d] + nv[d] == 0) continue;
+      const std::uint64_t b = live_.traffic.wire.bytes(segments, live_.traffic.payload, nl[d], nv[d]);
+      mine[at(rbs, static_cast<std::size_t>(me))] += b;
+      mine[at(rms, static_cast<std::size_t>(me))] += 1;
+      mine[at(rbr, d)] += b;
+      mine[at(rmr, d)] += 1;
+      mine[at(rl, d)] += nl[d];
+      mine[at(rv, d)] += nv[d];
+    }
+    mpi::all_reduce_sum(comm, std::span<const std::uint64_t>(mine), std::span<std::uint64_t>(all));
+
+    std::vector<double> loads(p, 0.0), part_loads(p, 0.0);
+    for (std::size_t i = 0; i < n; ++i) loads[static_cast<std::size_t>(own[i])] += live_.loads[i];
+    mpi::all_reduce_sum(comm, std::span<const double>(loads), std::span<double>(part_loads));
+
+    // Neighbour parts: the union of the (owner, reader) pairs of all ranks, either direction.
+    std::vector<int> counts;
+    auto every = mpi::all_gather_raw(comm, std::span<const detail::PartPair>(edges), counts);
+    std::sort(every.begin(), every.end());
+    every.erase(std::unique(every.begin(), every.end()), every.end());
+    r.part_neighbours.assign(p, 0);
+    for (const auto& [a, b] : every) {
+      ++r.part_neighbours[static_cast<std::size_t>(a)];
+      ++r.part_neighbours[static_cast<std::size_t>(b)];
+    }
+
+    const auto& model = opt_.model;
+    r.part_loads = part_loads;
+    r.part_ghost_leaves.assign(p, 0);
+    r.part_ghost_bytes.assign(p, 0);
+    double slowest = 0, remap = 0, nb_sum = 0;
+    for (std::size_t q = 0; q < p; ++q) {
+      r.part_ghost_leaves[q] = all[at(gl, q)];
+      r.part_ghost_bytes[q] = all[at(gin, q)] * live_.traffic.value_bytes;
+      r.ghost_leaves_total += all[at(gl, q)];
+      r.ghost_bytes_total += r.part_ghost_bytes[q];
+      r.ghost_leaves_max = std::max(r.ghost_leaves_max, all[at(gl, q)]);
+      r.ghost_bytes_max = std::max(r.ghost_bytes_max, r.part_ghost_bytes[q]);
+      r.neighbours_max = std::max(r.neighbours_max, r.part_neighbours[q]);
+      nb_sum += r.part_neighbours[q];
+      r.remap_bytes += all[at(rbs, q)];
+      r.remap_messages += all[at(rms, q)];
+      r.remap_leaves += all[at(rl, q)];
+      r.remap_values += all[at(rv, q)];
+      // A part's step: its compute, then its exchange (a message per partner each way, the
+      // bytes it receives and sends).
+      const double compute = part_loads[q] * model.seconds_per_load;
+      const double traffic = static_cast<double>((all[at(gin, q)] + all[at(gout, q)]) * live_.traffic.value_bytes);
+      const double exchange = model.message_seconds(2.0 * r.part_neighbours[q], traffic);
+      if (q == 0 || compute + exchange > slowest) {
+        slowest = compute + exchange;
+        r.compute_seconds = compute;
+        r.exchange_seconds = exchange;
+      }
+      remap = std::max(remap, model.message_seconds(
+                                  static_cast<double>(all[at(rms, q)] + all[at(rmr, q)]),
+                                  static_cast<double>(all[at(rbs, q)] + all[at(rbr, q)])));
+    }
+    r.neighbours_mean = nb_sum / static_cast<double>(p);
+    r.remap_bytes_exact = live_.traffic.wire.exact;
+    r.bottleneck = *std::max_element(part_loads.begin(), part_loads.end());
+    const double mean = total_ / static_cast<double>(p);
+    r.imbalance = mean > 0 ? r.bottleneck / mean : 1.0;
+    r.lower_bound = std::max(mean, heaviest_);
+    r.remap_seconds = remap;
+    r.predicted_seconds = slowest + remap / opt_.steps;
+  }
+};
+
+/// Measures every candidate named in `names` on the live tree (see Comparer), in the order
+/// given. Every rank must pass the same names and options: an unknown name, bad options or a
+/// candidate that throws on any rank make every rank throw the same irregular::collective_error.
+/// Moves no element or datum. Collective over live.comm.
+template <Stencil S, SpaceFillingCurve C, OwnershipMap M>
+PartitionerComparison<C> compare(const LiveTree<C, M>& live, std::span<const std::string> names,
+                                 const AdvisorOptions& opt) {
+  mpi::agree(live.comm, [&] {
+    opt.model.validate();
+    if (!(opt.steps > 0) || !std::isfinite(opt.steps))
+      throw invalid_argument("irregular::compare_partitioners: steps must be finite and > 0");
+    if (names.empty()) throw invalid_argument("irregular::compare_partitioners: no candidates");
+    for (const auto& n : names)
+      partitioner::ByName{n, opt.level}.template check<C>(live.comm.size());
+  });
+  // The same candidates and figures on every rank, or the choice would differ between ranks.
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](const void* data, std::size_t bytes) {
+    for (std::size_t k = 0; k < bytes; ++k)
+      h = (h ^ static_cast<const unsigned char*>(data)[k]) * 1099511628211ull;
+  };
+  for (const auto& n : names) mix(n.c_str(), n.size() + 1);
+  const double figures[4] = {opt.steps, opt.model.latency, opt.model.seconds_per_byte,
+                             opt.model.seconds_per_load};
+  mix(figures, sizeof figures);
+  mix(&opt.level, sizeof opt.level);
+  std::uint64_t lo = 0, hi = 0;
+  boost::mpi::all_reduce(live.comm, h, lo, boost::mpi::minimum<std::uint64_t>());
+  boost::mpi::all_reduce(live.comm, h, hi, boost::mpi::maximum<std::uint64_t>());
+  if (lo != hi)
+    mpi::agree_on(live.comm, h == lo ? std::nullopt
+                                     : std::optional<std::string>(
+                                           "irregular::compare_partitioners: the candidates or "
+                                           "options on rank " +
+                                           std::to_string(live.comm.rank()) +
+                                           " differ from another rank's"));
+  PartitionerComparison<C> out;
+  out.steps = opt.steps;
+  Comparer<S, C, M> comparer(live, opt);
+  for (const auto& n : names) {
+    auto [row, map] = comparer.measure(n);
+    out.rows.push_back(std::move(row));
+    out.maps.push_back(std::move(map));
+  }
+  return out;
+}
+
+}  // namespace irregular::advisor

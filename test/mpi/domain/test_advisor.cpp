@@ -1,0 +1,170 @@
+// The partitioner advisor (issue 31): compare_partitioners' dry-run counts against what applying
+// each candidate's map really does (the migration counters, a request/answer collection, one
+// ghost exchange, the load report), on both domains, in 2D and 3D; the same counts whatever map
+// is in force; nothing changed by a comparison; agreed errors; partitioner::Auto's choice equal
+// on every rank and equal to the comparison it records.
+#include <irregular/distributed/advisor/auto_partitioner.hpp>
+
+#include "../support/domain_support.hpp"
+
+#include <set>
+
+using namespace domain_support;
+
+namespace {
+
+template <int D>
+struct Point {
+  std::array<double, D> position;
+  std::uint64_t id;
+};
+
+template <int D>
+irr::Box<D> unit_box() {
+  irr::Box<D> b;
+  b.hi.fill(1.0);
+  return b;
+}
+
+// The whole state a comparison must not touch: elements, leaves, the map's answers.
+template <class Domain>
+std::array<std::uint64_t, 3> state_sum(const Domain& d) {
+  std::array<std::uint64_t, 3> s{0, 0, 0};
+  if constexpr (requires { d.local_elements(); }) {
+    s = checksum(std::span<const typename Domain::element_type>(d.local_elements()));
+  } else {
+    for (const auto& x : d.local_data()) {
+      std::uint64_t b[sizeof x / 8];
+      std::memcpy(b, &x, sizeof x);
+      for (auto w : b) s[0] = s[0] * 1000003ull + w;
+    }
+  }
+  const auto& t = d.local_tree();
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const auto c = t.cell(i);
+    s[1] += static_cast<std::uint64_t>(t.starts()[i]) * 31 + static_cast<std::uint64_t>(c.level) +
+            static_cast<std::uint64_t>(d.ownership().leaf_owner(c)) * 1000003ull;
+  }
+  s[2] ^= static_cast<std::uint64_t>(d.comm().rank() + 1) * t.size();
+  return global_checksum(d.comm(), s);
+}
+
+template <class Domain>
+struct value_of {
+  using type = typename Domain::data_type;
+};
+template <class Domain>
+requires requires { typename Domain::element_type; }
+struct value_of<Domain> {
+  using type = typename Domain::element_type;
+};
+
+// What one rank sees after applying a map: its ghosts by request/answer, one exchange, its load.
+template <class Domain, class Row>
+void require_matches(Domain& d, const Row& row) {
+  const int me = d.comm().rank();
+  const auto& moved = d.last_migration();
+  CHECK(moved.hnodes == row.remap_leaves);
+  CHECK(moved.elements == row.remap_values);
+  CHECK(moved.messages == row.remap_messages);
+  if (row.remap_bytes_exact) CHECK(moved.bytes == row.remap_bytes);
+  d.collect_ghosts({}, irr::ghost::RequestAnswer{});
+  const auto& layer = d.ghosts();
+  CHECK(layer.size() == row.part_ghost_leaves[static_cast<std::size_t>(me)]);
+  const auto sent = d.exchange_ghosts();
+  std::uint64_t got = 0;
+  for (std::size_t g = 0; g < layer.size(); ++g) got += layer.counts()[g];
+  using V = typename value_of<Domain>::type;
+  CHECK(got * sizeof(V) == row.part_ghost_bytes[static_cast<std::size_t>(me)]);
+  std::uint64_t total = 0, sent_all = 0;
+  mpi::all_reduce(d.comm(), sent.bytes, sent_all, std::plus<std::uint64_t>());
+  total = row.ghost_bytes_total;
+  CHECK(sent_all == total);
+  std::set<int> partners(layer.send_ranks().begin(), layer.send_ranks().end());
+  partners.insert(layer.recv_ranks().begin(), layer.recv_ranks().end());
+  CHECK(static_cast<int>(partners.size()) == row.part_neighbours[static_cast<std::size_t>(me)]);
+  const auto report = d.load_report();
+  CHECK(report.loads[static_cast<std::size_t>(me)] ==
+        Approx(row.part_loads[static_cast<std::size_t>(me)]).epsilon(1e-12));
+}
+
+// Every candidate in turn: compare from the map in force, check nothing changed, apply, check
+// the counts; then compare the whole list again from another map: the same counts.
+template <class Domain>
+void run_candidates(Domain& d, const std::vector<std::string>& names) {
+  irr::advisor::AdvisorOptions opt;
+  opt.model = {1e-6, 1e-9, 1e-6};
+  const auto first = d.compare_partitioners(names, opt);
+  REQUIRE(first.rows.size() == names.size());
+  for (const auto& name : names) {
+    CAPTURE(name, d.comm().size());
+    const auto before = state_sum(d);
+    const auto cmp = d.compare_partitioners({name}, opt);
+    REQUIRE(state_sum(d) == before);
+    const auto& row = cmp.rows[0];
+    CHECK(row.imbalance >= 1.0);
+    CHECK(row.bottleneck >= row.lower_bound * (1 - 1e-12));
+    if (row.family == "SFC") CHECK(row.optimal_bottleneck <= row.bottleneck * (1 + 1e-12));
+    d.apply_map(cmp.maps[0]);
+    require_matches(d, row);
+    // The same map compared again from itself: nothing to move, the same ghosts.
+    const auto again = d.compare_partitioners({name}, opt);
+    CHECK(again.rows[0].remap_bytes == 0);
+    CHECK(again.rows[0].part_ghost_leaves == row.part_ghost_leaves);
+  }
+  // From another map in force (the last candidate's): everything but the remap is the same.
+  const auto second = d.compare_partitioners(names, opt);
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    CAPTURE(names[k]);
+    CHECK(second.rows[k].part_ghost_leaves == first.rows[k].part_ghost_leaves);
+    CHECK(second.rows[k].part_ghost_bytes == first.rows[k].part_ghost_bytes);
+    CHECK(second.rows[k].part_neighbours == first.rows[k].part_neighbours);
+    CHECK(second.rows[k].imbalance == Approx(first.rows[k].imbalance).epsilon(1e-12));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("dry-run counts equal the applied maps': elements in 2D under every family", "[advisor]") {
+  mpi::communicator world;
+  using P = irr::partitioner::ByName;
+  using Domain = irr::IrregularDomain<Point<2>, irr::stencil::Moore<2>, irr::curve::Hilbert<2>,
+                                      irr::load::ElementCount, P>;
+  irr::DomainOptions<2, irr::load::ElementCount, P> o;
+  Domain d(world, unit_box<2>(), irr::refine::max_elements(6), o);
+  insert_and_build(d, clustered<2>(1200, 7), 1);
+  run_candidates(d, {"SFC", "SFC-GREEDY", "HIER-RB", "JAG-M-HEUR-PROBE", "BN-2", "BN-4-8"});
+}
+
+TEST_CASE("dry-run counts equal the applied maps': elements in 3D, periodic", "[advisor]") {
+  mpi::communicator world;
+  using P = irr::partitioner::ByName;
+  using Domain = irr::IrregularDomain<Point<3>, irr::stencil::VonNeumann<3>, irr::curve::Morton<3>,
+                                      irr::load::ElementCount, P>;
+  irr::DomainOptions<3, irr::load::ElementCount, P> o;
+  o.periodic = {true, false, true};
+  Domain d(world, unit_box<3>(), irr::refine::max_elements(8), o);
+  insert_and_build(d, clustered<3>(1500, 11), 2);
+  run_candidates(d, {"SFC", "HIER-RB", "JAG-M-HEUR-PROBE"});
+}
+
+TEST_CASE("dry-run counts equal the applied maps': cell data", "[advisor]") {
+  mpi::communicator world;
+  struct Datum {
+    double a, b;
+  };
+  using P = irr::partitioner::ByName;
+  using Domain = irr::CellDomain<Datum, irr::stencil::Moore<2>, irr::curve::Morton<2>,
+                                 irr::load::Constant, P>;
+  irr::CellDomainOptions<2, irr::load::Constant, P> o;
+  Domain d(world, unit_box<2>(), 3, [](const irr::Cell<2>& c) { return Datum{1.0 * c.anchor[0], 1.0}; }, o);
+  for (int round = 0; round < 3; ++round) {
+    for (std::size_t i = 0; i < d.local_leaf_count(); ++i) {
+      const auto c = d.cell(i);
+      if (c.anchor[0] + c.anchor[1] < (2u << c.level) / 3) d.mark(i, irr::Mark::refine);
+    }
+    d.adapt([](const Datum& p, const irr::Cell<2>&) { return p; },
+            [](std::span<const Datum> k) { return k[0]; });
+  }
+  run_candidates(d, {"SFC", "HIER-RB", "BN-2"});
+}
