@@ -127,5 +127,6 @@
 #include <irregular/cell_domain.hpp>
 #include <irregular/domain.hpp>
 #include <irregular/io/svg.hpp>
+#include <irregular/io/svg_comparison.hpp>
 #include <irregular/io/vtk.hpp>
 #include <irregular/io/vtk_domain.hpp>

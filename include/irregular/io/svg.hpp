@@ -48,21 +48,21 @@ inline std::string xml_escape(const std::string& s) {
   return r;
 }
 
-/// Writes an SVG image of `cells` (2D leaves, in curve order, arity `arity`) inside `box`, each
-/// filled with the colour of `parts[i]` out of `part_count`, optionally with points on top.
-/// Throws irregular::invalid_argument when the spans' sizes differ.
-inline void write_leaves_svg(std::ostream& os, const Box<2>& box, int arity,
-                             std::span<const Cell<2>> cells, std::span<const int> parts,
-                             int part_count, std::span<const std::array<double, 2>> points = {},
-                             const SvgOptions& opt = {}) {
-  if (cells.size() != parts.size())
-    throw invalid_argument("irregular::io::write_leaves_svg: " + std::to_string(cells.size()) +
-                           " cells but " + std::to_string(parts.size()) + " part numbers");
+namespace detail {
+
+// The drawing of write_leaves_svg as one <svg> element whose opening tag starts with
+// `placement`: the xmlns of a whole document, or the x and y of a panel inside another picture
+// (svg_comparison.hpp). The spans' sizes are checked by the caller.
+inline void leaves_svg_element(std::ostream& os, const std::string& placement, const Box<2>& box,
+                               int arity, std::span<const Cell<2>> cells,
+                               std::span<const int> parts, int part_count,
+                               std::span<const std::array<double, 2>> points,
+                               const SvgOptions& opt) {
   const double W = opt.width_px, H = W * box.extent(1) / box.extent(0);
   const double caption = opt.title.empty() ? 0 : 24;
   auto px = [&](double x) { return (x - box.lo[0]) / box.extent(0) * W; };
   auto py = [&](double y) { return H - (y - box.lo[1]) / box.extent(1) * H; };  // y up
-  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H + caption
+  os << "<svg " << placement << " width=\"" << W << "\" height=\"" << H + caption
      << "\" viewBox=\"0 0 " << W << ' ' << H + caption
      << "\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   std::string polyline;
@@ -93,6 +93,22 @@ inline void write_leaves_svg(std::ostream& os, const Box<2>& box, int arity,
     os << "<text x=\"6\" y=\"" << H + 17 << "\" font-family=\"sans-serif\" font-size=\"13\">"
        << xml_escape(opt.title) << "</text>\n";
   os << "</svg>\n";
+}
+
+}  // namespace detail
+
+/// Writes an SVG image of `cells` (2D leaves, in curve order, arity `arity`) inside `box`, each
+/// filled with the colour of `parts[i]` out of `part_count`, optionally with points on top.
+/// Throws irregular::invalid_argument when the spans' sizes differ.
+inline void write_leaves_svg(std::ostream& os, const Box<2>& box, int arity,
+                             std::span<const Cell<2>> cells, std::span<const int> parts,
+                             int part_count, std::span<const std::array<double, 2>> points = {},
+                             const SvgOptions& opt = {}) {
+  if (cells.size() != parts.size())
+    throw invalid_argument("irregular::io::write_leaves_svg: " + std::to_string(cells.size()) +
+                           " cells but " + std::to_string(parts.size()) + " part numbers");
+  detail::leaves_svg_element(os, "xmlns=\"http://www.w3.org/2000/svg\"", box, arity, cells, parts,
+                             part_count, points, opt);
 }
 
 }  // namespace irregular::io

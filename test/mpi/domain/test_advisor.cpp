@@ -168,3 +168,149 @@ TEST_CASE("dry-run counts equal the applied maps': cell data", "[advisor]") {
   }
   run_candidates(d, {"SFC", "HIER-RB", "BN-2"});
 }
+
+TEST_CASE("advisor errors are agreed and change nothing", "[advisor][agreement]") {
+  mpi::communicator world;
+  const int last = world.size() - 1;
+  using Domain = irr::IrregularDomain<Point<2>, irr::stencil::Moore<2>, irr::curve::Hilbert<2>,
+                                      irr::load::ElementCount>;  // SfcBlocking: segment maps only
+  Domain d(world, unit_box<2>(), irr::refine::max_elements(6));
+  insert_and_build(d, clustered<2>(800, 5), 1);
+  const auto before = state_sum(d);
+  auto require_agreed = [&](auto&& call, const char* what) {
+    int failing = -1;
+    std::string message;
+    try {
+      call();
+    } catch (const irr::collective_error& e) {
+      failing = e.failing_rank();
+      message = e.what();
+    }
+    CAPTURE(what, message);
+    REQUIRE(failing >= 0);
+    int lo = 0, hi = 0;
+    mpi::all_reduce(world, failing, lo, mpi::minimum<int>());
+    mpi::all_reduce(world, failing, hi, mpi::maximum<int>());
+    REQUIRE(lo == hi);
+    REQUIRE(message.find(what) != std::string::npos);
+    REQUIRE(state_sum(d) == before);
+  };
+  // An unknown name on one rank only.
+  require_agreed(
+      [&] {
+        (void)d.compare_partitioners({"SFC", world.rank() == last ? "NO-SUCH-PARTITIONER" : "HIER-RB"});
+      },
+      "NO-SUCH-PARTITIONER");
+  // Valid names, but not the same on every rank (every rank would choose differently).
+  if (world.size() > 1)
+    require_agreed(
+        [&] {
+          (void)d.compare_partitioners(world.rank() == last ? std::vector<std::string>{"HIER-RB", "SFC"}
+                                                           : std::vector<std::string>{"SFC", "HIER-RB"});
+        },
+        "differ");
+  // A bad figure on one rank.
+  require_agreed(
+      [&] {
+        irr::advisor::AdvisorOptions o;
+        if (world.rank() == last) o.steps = 0;
+        (void)d.compare_partitioners({"SFC"}, o);
+      },
+      "steps");
+  require_agreed(
+      [&] {
+        irr::advisor::AdvisorOptions o;
+        if (world.rank() == last) o.model.latency = -1;
+        (void)d.compare_partitioners({"SFC"}, o);
+      },
+      "CostModel");
+  // A map of another kind than the domain's partitioner makes, or for another number of parts.
+  const auto cmp = d.compare_partitioners({"SFC", "HIER-RB"});
+  require_agreed([&] { d.apply_map(cmp.maps[1]); }, "another kind");
+  require_agreed(
+      [&] {
+        d.apply_map(world.rank() == last
+                        ? irr::AnyOwnershipMap<irr::curve::Hilbert<2>>(
+                              irr::SegmentMap<irr::curve::Hilbert<2>>(world.size() + 1))
+                        : cmp.maps[0]);
+      },
+      "parts");
+  // The segment map applies (it is the map in force: nothing moves).
+  d.apply_map(cmp.maps[0]);
+  CHECK(d.last_migration().bytes == cmp.rows[0].remap_bytes);
+  CHECK(state_sum(d) == before);
+}
+
+TEST_CASE("partitioner::Auto applies the cheapest predicted map, the same on every rank", "[advisor][auto]") {
+  mpi::communicator world;
+  using S = irr::stencil::Moore<2>;
+  using C = irr::curve::Hilbert<2>;
+  using P = irr::partitioner::Auto<S>;
+  using Domain = irr::IrregularDomain<Point<2>, S, C, irr::load::ElementCount, P>;
+  irr::DomainOptions<2, irr::load::ElementCount, P> o;
+  o.partitioner.calibrate = false;
+  o.partitioner.advice.model = {2e-6, 1e-9, 1e-6};
+  o.partitioner.advice.steps = 1e12;  // the remap does not count: the best map of the leaves wins
+  o.partitioner.hysteresis = 0;
+  // Candidates whose maps depend on the leaves alone (bounded neighbours starts from the map in
+  // force), so a later comparison of the same leaves predicts the same.
+  const std::vector<std::string> names{"SFC", "HIER-RB", "JAG-M-HEUR-PROBE", "SFC-GREEDY"};
+  o.partitioner.candidates = names;
+  Domain d(world, unit_box<2>(), irr::refine::max_elements(6), o);
+  insert_and_build(d, clustered<2>(1000, 3), 2);
+  const auto* first = d.options().partitioner.last_choice();
+  REQUIRE(first != nullptr);
+  REQUIRE(first->candidates == names);
+  // The same choice and the same predictions, bit for bit, on every rank.
+  std::uint64_t h = std::hash<std::string>{}(first->chosen);
+  for (double x : first->predicted_seconds) h = h * 1000003ull ^ std::hash<double>{}(x);
+  std::uint64_t lo = 0, hi = 0;
+  mpi::all_reduce(world, h, lo, mpi::minimum<std::uint64_t>());
+  mpi::all_reduce(world, h, hi, mpi::maximum<std::uint64_t>());
+  REQUIRE(lo == hi);
+  // The map in force is the chosen one, and it is the best of a comparison of the same leaves.
+  irr::advisor::AdvisorOptions a = o.partitioner.advice;
+  const auto cmp = d.compare_partitioners(names, a);
+  CHECK(cmp.rows[static_cast<std::size_t>(cmp.best())].name == first->chosen);
+  const auto& chosen = *cmp.find(first->chosen);
+  CHECK(chosen.remap_bytes == 0);
+  for (std::size_t k = 0; k < names.size(); ++k)
+    CHECK(cmp.rows[k].predicted_seconds == Approx(first->predicted_seconds[k]).epsilon(1e-9));
+
+  // A rebalance records its choice in the decision.
+  irr::RebalanceOptions ro;
+  ro.threshold = 0;
+  d.move_elements([](Point<2>& e) { e.position[0] *= 0.5; });
+  const auto decision = d.rebalance(ro);
+  if (decision.unbalance > 0) {
+    REQUIRE(decision.choice.has_value());
+    CHECK(decision.choice->candidates == names);
+    CHECK(std::find(names.begin(), names.end(), decision.choice->chosen) != names.end());
+    CHECK(decision.choice->predicted_seconds.size() == names.size());
+  }
+}
+
+TEST_CASE("partitioner::Auto's hysteresis keeps the family in force", "[advisor][auto]") {
+  mpi::communicator world;
+  using S = irr::stencil::Moore<2>;
+  using C = irr::curve::Hilbert<2>;
+  using P = irr::partitioner::Auto<S>;
+  using Domain = irr::IrregularDomain<Point<2>, S, C, irr::load::ElementCount, P>;
+  irr::DomainOptions<2, irr::load::ElementCount, P> o;
+  o.partitioner.calibrate = false;
+  o.partitioner.hysteresis = 0.999;  // another family must be a thousand times cheaper
+  o.partitioner.candidates = {"HIER-RB", "SFC", "BN-2-8"};
+  Domain d(world, unit_box<2>(), irr::refine::max_elements(6), o);
+  insert_and_build(d, clustered<2>(900, 9), 0);
+  const auto family = [](const std::string& n) {
+    return irr::advisor::detail::family_of<C>(irr::partitioner::ByName{n});
+  };
+  const std::string first = family(d.options().partitioner.last_choice()->chosen);
+  irr::RebalanceOptions ro;
+  ro.threshold = 0;
+  for (int round = 0; round < 3; ++round) {
+    d.move_elements([round](Point<2>& e) { e.position[round % 2] = 0.3 + 0.5 * e.position[round % 2] * e.position[round % 2]; });
+    const auto decision = d.rebalance(ro);
+    if (decision.choice) CHECK(family(decision.choice->chosen) == first);
+  }
+}

@@ -435,7 +435,8 @@ class DomainCore {
       apply_map(any, who, 0);
     } else {
       const map_type* m = nullptr;
-      if constexpr (holds_kind<map_type>(typename AnyOwnershipMap<C>::variant_type{}))
+      if constexpr (holds_kind<map_type>(
+                        static_cast<typename AnyOwnershipMap<C>::variant_type*>(nullptr)))
         m = any.template get_if<map_type>();
       guarded([&] {
         if (m == nullptr)
@@ -447,7 +448,7 @@ class DomainCore {
     }
   }
   template <class M, class... Ms>
-  static constexpr bool holds_kind(const std::variant<Ms...>&) {
+  static constexpr bool holds_kind(const std::variant<Ms...>*) {
     return (std::same_as<M, Ms> || ...);
   }
   void apply_map(const map_type& next, const char* who, int) {
