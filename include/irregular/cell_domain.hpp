@@ -10,6 +10,7 @@
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/curve/interval.hpp>
+#include <irregular/distributed/advisor/dry_run.hpp>
 #include <irregular/distributed/domain/cell_store.hpp>
 #include <irregular/distributed/domain/checkpoint.hpp>
 #include <irregular/distributed/domain/core.hpp>
@@ -21,7 +22,6 @@
 #include <irregular/distributed/htree/load_metric.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
 #include <irregular/distributed/htree/sample_sort.hpp>
-#include <irregular/distributed/advisor/dry_run.hpp>
 #include <irregular/distributed/partitioners/partitioner.hpp>
 #include <irregular/distributed/partitioners/registry.hpp>
 #include <irregular/distributed/partitioners/sfc_blocking.hpp>
@@ -372,8 +372,8 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
   /// failure on any rank make every rank throw the same irregular::collective_error. Collective.
   advisor::PartitionerComparison<C> compare_partitioners(const std::vector<std::string>& names,
                                                          const advisor::AdvisorOptions& opt = {}) {
-    return core_.template compare_partitioners<S>(
-        names, opt, "irregular::CellDomain::compare_partitioners");
+    return core_.template compare_partitioners<S>(names, opt,
+                                                  "irregular::CellDomain::compare_partitioners");
   }
   /// Moves the leaves and their data to `map` (one of a comparison's maps), as a remapping
   /// rebalance would: last_migration() then reports what moved. A map of another kind than this

@@ -10,6 +10,7 @@
 #include <irregular/core/element_traits.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/curve/interval.hpp>
+#include <irregular/distributed/advisor/dry_run.hpp>
 #include <irregular/distributed/domain/build_profile.hpp>
 #include <irregular/distributed/domain/checkpoint.hpp>
 #include <irregular/distributed/domain/core.hpp>
@@ -26,7 +27,6 @@
 #include <irregular/distributed/htree/sample_sort.hpp>
 #include <irregular/distributed/maps/ownership_map.hpp>
 #include <irregular/distributed/maps/segment_map.hpp>
-#include <irregular/distributed/advisor/dry_run.hpp>
 #include <irregular/distributed/partitioners/partitioner.hpp>
 #include <irregular/distributed/partitioners/registry.hpp>
 #include <irregular/distributed/partitioners/sfc_blocking.hpp>
@@ -221,9 +221,9 @@ requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C
   /// (partitioner::ByName), maps the live leaves and loads, and its map is measured: balance,
   /// neighbour parts and ghosts under the stencil (exact: what applying it and collecting would
   /// give), the remap from the map in force (what the migration counters would report), the time
-  /// to compute it, and the step time `opt.model` predicts. Moves no element or datum; the domain does not
-  /// change. Every rank passes the same names and options; an unknown name, bad options or a
-  /// failure on any rank make every rank throw the same irregular::collective_error. Collective.
+  /// to compute it, and the step time `opt.model` predicts. Moves no element or datum; the domain
+  /// does not change. Every rank passes the same names and options; an unknown name, bad options or
+  /// a failure on any rank make every rank throw the same irregular::collective_error. Collective.
   advisor::PartitionerComparison<C> compare_partitioners(const std::vector<std::string>& names,
                                                          const advisor::AdvisorOptions& opt = {}) {
     return core_.template compare_partitioners<S>(

@@ -131,8 +131,9 @@ void write_comparison_svg(const std::string& path, const Domain& domain,
     for (std::size_t k = 0; k < n; ++k) {
       for (std::size_t i = 0; i < cells.size(); ++i) parts[i] = cmp.maps[k].leaf_owner(cells[i]);
       const double x = static_cast<double>(k) * (W + gap);
-      detail::leaves_svg_element(f, "x=\"" + std::to_string(x) + "\" y=\"0\"", box, C::arity, cells,
-                                 parts, comm.size(), {}, panel);
+      char placement[64];
+      std::snprintf(placement, sizeof placement, "x=\"%g\" y=\"0\"", x);
+      detail::leaves_svg_element(f, placement, box, C::arity, cells, parts, comm.size(), {}, panel);
       const auto [name, figures] =
           detail::comparison_caption(cmp.rows[k], static_cast<int>(k) == best);
       f << "<text x=\"" << x + 4 << "\" y=\"" << H + 16

@@ -124,7 +124,8 @@ struct Auto {
     return state_->model ? &*state_->model : nullptr;
   }
 
-  static constexpr int tag = 31;  ///< tags tag .. tag+4 of the comparison (the domain's advisor tags)
+  static constexpr int tag =
+      31;  ///< tags tag .. tag+4 of the comparison (the domain's advisor tags)
 
  private:
   struct State {

@@ -59,9 +59,9 @@ struct CandidateReport {
 /// The candidates in the order asked, their maps, the winner by predicted step time.
 template <SpaceFillingCurve C>
 struct PartitionerComparison {
-  std::vector<CandidateReport> rows;      ///< one per candidate, in the order asked
-  std::vector<AnyOwnershipMap<C>> maps;   ///< each candidate's map, as the domain would hold it
-  double steps = 0;                       ///< steps the remap was amortized over
+  std::vector<CandidateReport> rows;     ///< one per candidate, in the order asked
+  std::vector<AnyOwnershipMap<C>> maps;  ///< each candidate's map, as the domain would hold it
+  double steps = 0;                      ///< steps the remap was amortized over
 
   /// The index of the smallest predicted step time (the first of equals); -1 when empty.
   [[nodiscard]] int best() const noexcept {
@@ -87,12 +87,12 @@ struct PartitionerComparison {
     const int b = best();
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const auto& r = rows[k];
-      s += "| " + r.name + (static_cast<int>(k) == b ? " (best)" : "") + " | " + fixed(r.imbalance, 3) +
-           " | " + std::to_string(r.neighbours_max) + " / " + fixed(r.neighbours_mean, 1) + " | " +
-           std::to_string(r.ghost_leaves_max) + " / " + std::to_string(r.ghost_leaves_total) +
-           " | " + fixed(kib(r.ghost_bytes_max), 1) + " / " + fixed(kib(r.ghost_bytes_total), 1) +
-           " | " + fixed(kib(r.remap_bytes), 1) + " / " + std::to_string(r.remap_messages) +
-           " | " + fixed(1e3 * r.partition_seconds, 2) + " | " +
+      s += "| " + r.name + (static_cast<int>(k) == b ? " (best)" : "") + " | " +
+           fixed(r.imbalance, 3) + " | " + std::to_string(r.neighbours_max) + " / " +
+           fixed(r.neighbours_mean, 1) + " | " + std::to_string(r.ghost_leaves_max) + " / " +
+           std::to_string(r.ghost_leaves_total) + " | " + fixed(kib(r.ghost_bytes_max), 1) + " / " +
+           fixed(kib(r.ghost_bytes_total), 1) + " | " + fixed(kib(r.remap_bytes), 1) + " / " +
+           std::to_string(r.remap_messages) + " | " + fixed(1e3 * r.partition_seconds, 2) + " | " +
            fixed(1e3 * r.predicted_seconds, 3) + " |\n";
     }
     return s;

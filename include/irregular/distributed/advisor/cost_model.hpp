@@ -90,7 +90,8 @@ struct CostModel {
             comm.recv(partner, opt.tag, buf.data(), n);
             comm.send(partner, opt.tag, buf.data(), n);
           }
-          const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          const double dt =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
           if (k > 0) t[static_cast<std::size_t>(k - 1)] = dt / 2;
         }
         std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());

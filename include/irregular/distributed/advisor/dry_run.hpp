@@ -105,8 +105,9 @@ struct OrderedChain {
       recs[i] = {from.starts()[i], from_loads[i], from.levels()[i]};
       keys[i] = from.starts()[i];
     }
-    (void)sample_sort(comm, recs, keys, irregular::detail::index_end<C>(),
-                      [](const Rec& r) { return r.start; }, tag);
+    (void)sample_sort(
+        comm, recs, keys, irregular::detail::index_end<C>(), [](const Rec& r) { return r.start; },
+        tag);
     leaves.reserve(recs.size());
     loads.reserve(recs.size());
     for (const auto& r : recs) {
@@ -175,8 +176,9 @@ std::string family_of(const partitioner::ByName& by) {
 template <Stencil S, SpaceFillingCurve C, OwnershipMap M>
 class Comparer {
  public:
-  using I = typename C::index_type;
+  using I = typename C::index_type;  ///< the curve's index type
 
+  /// Collects the leaf records and read lists of `live` under S. Collective over live.comm.
   Comparer(const LiveTree<C, M>& live, const AdvisorOptions& opt) : live_(live), opt_(opt) {
     collect_reads();
   }
@@ -228,7 +230,8 @@ class Comparer {
     auto collect = [&](const auto& map) {
       ExtensionCache<C> unused;
       CollectionInput<C, std::remove_cvref_t<decltype(map)>> in{
-          live_.comm, leaves, map, live_.traffic.periodic, opt_.ghosts, 0, unused, live_.tag, nullptr};
+          live_.comm, leaves,    map,    live_.traffic.periodic, opt_.ghosts, 0,
+          unused,     live_.tag, nullptr};
       layer_ = ghost::RequestAnswer{}.template collect<S>(in);
     };
     if (live_.current)
@@ -245,13 +248,13 @@ class Comparer {
       first_[i] = reads_.size();
       if (!g.readers.contains(leaves.levels()[i])) continue;
       const auto cell = leaves.cell(i);
-      irregular::detail::read_by<C, S>(leaves.starts(), leaves.levels(), cell, live_.traffic.periodic,
-                                       g.contact, g.levels, ids);
+      irregular::detail::read_by<C, S>(leaves.starts(), leaves.levels(), cell,
+                                       live_.traffic.periodic, g.contact, g.levels, ids);
       for (std::size_t j : ids)
         if (j != i) reads_.push_back(static_cast<std::uint32_t>(j));
       if (layer_.size() == 0) continue;
-      irregular::detail::read_by<C, S>(layer_.starts(), layer_.levels(), cell, live_.traffic.periodic,
-                                       g.contact, g.levels, ids);
+      irregular::detail::read_by<C, S>(layer_.starts(), layer_.levels(), cell,
+                                       live_.traffic.periodic, g.contact, g.levels, ids);
       for (std::size_t j : ids) reads_.push_back(static_cast<std::uint32_t>(n + j));
     }
     first_[n] = reads_.size();
@@ -278,11 +281,11 @@ class Comparer {
     const bool sfc = by.template by_name<C>().index() == 0;
     if (sfc && !detail::in_rank_order(live_.current)) {
       if (!ordered_) ordered_.emplace(live_.comm, live_.leaves, live_.loads, live_.tag + 4);
-      return by.template partition<C>(live_.comm,
-                                      LeafChain<C>{ordered_->leaves, ordered_->loads}, nullptr);
+      return by.template partition<C>(live_.comm, LeafChain<C>{ordered_->leaves, ordered_->loads},
+                                      nullptr);
     }
     return by.template partition<C>(live_.comm, LeafChain<C>{live_.leaves, live_.loads},
-                                     sfc ? nullptr : current);
+                                    sfc ? nullptr : current);
   }
 
   double sfc_optimum() {
@@ -343,10 +346,13 @@ class Comparer {
     // remap leaves | remap values].
     enum { gl, gin, gout, rbs, rms, rbr, rmr, rl, rv, columns };
     std::vector<std::uint64_t> mine(columns * p, 0), all(columns * p, 0);
-    auto at = [p](int column, std::size_t part) { return static_cast<std::size_t>(column) * p + part; };
+    auto at = [p](int column, std::size_t part) {
+      return static_cast<std::size_t>(column) * p + part;
+    };
     std::vector<detail::PartPair> edges;  // unordered part pairs, unique here
     for (const auto& x : reads) {
-      const auto reader = static_cast<std::size_t>(x.reader), owner = static_cast<std::size_t>(x.owner);
+      const auto reader = static_cast<std::size_t>(x.reader),
+                 owner = static_cast<std::size_t>(x.owner);
       mine[at(gl, reader)] += 1;
       mine[at(gin, reader)] += x.values;
       mine[at(gout, owner)] += x.values;
@@ -365,7 +371,8 @@ class Comparer {
     const bool segments = map.template get_if<SegmentMap<C>>() != nullptr;
     for (std::size_t d = 0; d < p; ++d) {
       if (nl[d] + nv[d] == 0) continue;
-      const std::uint64_t b = live_.traffic.wire.bytes(segments, live_.traffic.payload, nl[d], nv[d]);
+      const std::uint64_t b =
+          live_.traffic.wire.bytes(segments, live_.traffic.payload, nl[d], nv[d]);
       mine[at(rbs, static_cast<std::size_t>(me))] += b;
       mine[at(rms, static_cast<std::size_t>(me))] += 1;
       mine[at(rbr, d)] += b;
@@ -411,16 +418,17 @@ class Comparer {
       // A part's step: its compute, then its exchange (a message per partner each way, the
       // bytes it receives and sends).
       const double compute = part_loads[q] * model.seconds_per_load;
-      const double traffic = static_cast<double>((all[at(gin, q)] + all[at(gout, q)]) * live_.traffic.value_bytes);
+      const double traffic =
+          static_cast<double>((all[at(gin, q)] + all[at(gout, q)]) * live_.traffic.value_bytes);
       const double exchange = model.message_seconds(2.0 * r.part_neighbours[q], traffic);
       if (q == 0 || compute + exchange > slowest) {
         slowest = compute + exchange;
         r.compute_seconds = compute;
         r.exchange_seconds = exchange;
       }
-      remap = std::max(remap, model.message_seconds(
-                                  static_cast<double>(all[at(rms, q)] + all[at(rmr, q)]),
-                                  static_cast<double>(all[at(rbs, q)] + all[at(rbr, q)])));
+      remap = std::max(
+          remap, model.message_seconds(static_cast<double>(all[at(rms, q)] + all[at(rmr, q)]),
+                                       static_cast<double>(all[at(rbs, q)] + all[at(rbr, q)])));
     }
     r.neighbours_mean = nb_sum / static_cast<double>(p);
     r.remap_bytes_exact = live_.traffic.wire.exact;
@@ -463,12 +471,12 @@ PartitionerComparison<C> compare(const LiveTree<C, M>& live, std::span<const std
   boost::mpi::all_reduce(live.comm, h, lo, boost::mpi::minimum<std::uint64_t>());
   boost::mpi::all_reduce(live.comm, h, hi, boost::mpi::maximum<std::uint64_t>());
   if (lo != hi)
-    mpi::agree_on(live.comm, h == lo ? std::nullopt
-                                     : std::optional<std::string>(
-                                           "irregular::compare_partitioners: the candidates or "
-                                           "options on rank " +
-                                           std::to_string(live.comm.rank()) +
-                                           " differ from another rank's"));
+    mpi::agree_on(live.comm,
+                  h == lo ? std::nullopt
+                          : std::optional<std::string>(
+                                "irregular::compare_partitioners: the candidates or "
+                                "options on rank " +
+                                std::to_string(live.comm.rank()) + " differ from another rank's"));
   PartitionerComparison<C> out;
   out.steps = opt.steps;
   Comparer<S, C, M> comparer(live, opt);

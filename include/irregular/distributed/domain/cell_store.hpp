@@ -84,15 +84,10 @@ class CellStore {
   /// general migration: Keyed records, leaf records), for the advisor's counts.
   static constexpr RemapWire remap_wire() {
     constexpr bool raw = mpi::is_raw_transportable<Data>;
-    return RemapWire{raw,
-                     sizeof(index_type) + 1,
-                     sizeof(double),
-                     sizeof(Data),
-                     sizeof(detail::ShiftTrailer),
-                     sizeof(detail::LeafRecord<index_type>),
-                     sizeof(Keyed),
-                     sizeof(detail::MigrationTrailer),
-                     mpi::is_raw_transportable<Keyed>};
+    return RemapWire{
+        raw,           sizeof(index_type) + 1,           sizeof(double),
+        sizeof(Data),  sizeof(detail::ShiftTrailer),     sizeof(detail::LeafRecord<index_type>),
+        sizeof(Keyed), sizeof(detail::MigrationTrailer), mpi::is_raw_transportable<Keyed>};
   }
 
   /// Leaf i's datum is values[i]: offsets 0, 1, ..., n (kept for the ghost layer's interface).

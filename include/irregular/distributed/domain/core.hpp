@@ -423,7 +423,7 @@ class DomainCore {
                                                          const char* who) {
     guarded([&] { check_built(who); });
     loads_.agree_unit(comm_.get(), leaves_);
-    const advisor::LiveTree<C, map_type> live{comm_.get(), leaves_,     loads_.values(),
+    const advisor::LiveTree<C, map_type> live{comm_.get(), leaves_,   loads_.values(),
                                               &map_,       traffic(), tag_advisor};
     return advisor::compare<S>(live, names, opt);
   }

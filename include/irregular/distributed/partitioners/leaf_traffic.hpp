@@ -14,7 +14,7 @@ namespace irregular {
 /// when the new map's parts are curve segments and the values travel raw, the general migration
 /// otherwise (distributed/remap). Each store states its own.
 struct RemapWire {
-  bool shift = true;  ///< raw values: contiguous maps remap by segment shifts
+  bool shift = true;                ///< raw values: contiguous maps remap by segment shifts
   std::size_t shift_leaf = 0;       ///< segment shift: bytes per leaf
   std::size_t shift_payload = 0;    ///< segment shift: bytes per leaf of a payload (measured loads)
   std::size_t shift_value = 0;      ///< segment shift: bytes per value

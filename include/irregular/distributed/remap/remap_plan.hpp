@@ -60,7 +60,7 @@ enum class RebalanceReason {
 /// A partitioner's choice among candidates (partitioner::Auto): what it compared, what each was
 /// predicted to cost per step, and what it applied.
 struct PartitionerChoice {
-  std::vector<std::string> candidates;   ///< registry names, in the order compared
+  std::vector<std::string> candidates;    ///< registry names, in the order compared
   std::vector<double> predicted_seconds;  ///< predicted step time of each
   std::string chosen;                     ///< the candidate applied
   bool kept_family = false;  ///< hysteresis kept the family in force over a slightly cheaper one
