@@ -36,6 +36,14 @@ import sys
 MPI_MARKERS = ('boost/mpi', 'irregular/irregular.hpp', 'irregular/domain.hpp', 'irregular/cell_domain.hpp',
                'irregular/mpi/', 'irregular/distributed/', 'irregular/checkpoint', 'irregular/io/vtk_domain.hpp')
 EXCERPT = re.compile(r'^\s*//\s*excerpt:\s*(\S+)')
+# Besides classes and functions, what a wrapped program may declare at file scope: aliases,
+# static_assert, constexpr variables (constant-initialised: nothing runs before its main).
+HARMLESS = re.compile(r'namespace \w+ ?= ?[\w: ]+;$|using (?!namespace\b)|typedef\b|static_assert\b|'
+                      r'((inline|static) )*constexpr\b')
+# A class-key and name, then :: (a class of another namespace) or < (a specialization).
+CLASS = re.compile(r'(?:struct|class|union|enum(?: class| struct)?) '
+                   r'(?:\[\[.*?\]\] ?|alignas ?\(.*?\) ?)*\w+ ?(::|<)?')
+MAIN_PARAMS = re.compile(r'int ?\w*, ?char ?\* ?(\* ?\w*|\w* ?\[ ?\])')
 
 
 def documents(root):
@@ -167,11 +175,12 @@ def wrap(name, text):
         elif c in ')]}':
             if not stack or stack.pop() != '([{'[')]}'.index(c)]:
                 return 'unbalanced brackets'
-            if c == '}' and not stack and re.match(r'\s*(inline\s+)?namespace\b|\s*extern\b', code[start:brace]):
-                return 'it opens a namespace or a linkage block'
-            if c == '}' and not stack and function_head(code[start:brace]):
-                items.append((start, brace, pos))
-                start = None
+            if c == '}' and not stack:
+                if re.match(r'\s*(inline\s+)?namespace\b|\s*extern\b', code[start:brace]):
+                    return 'it opens a namespace or a linkage block'
+                if function_head(code[start:brace]):
+                    items.append((start, brace, pos))
+                    start = None
         elif c == ';' and not stack:
             items.append((start, None, pos))
             start = None
@@ -199,15 +208,13 @@ def wrap(name, text):
                 if not m or main:
                     return f'main is not one `int main(...)`: {head[:60]}'
                 params = m.group(1).strip()
-                if params not in ('', 'void') and not re.fullmatch(
-                        r'int ?\w*, ?char ?\* ?(\* ?\w*|\w* ?\[ ?\])', params):
+                if params not in ('', 'void') and not MAIN_PARAMS.fullmatch(params):
                     return f'main takes ({params})'
                 main = (start, end, params not in ('', 'void'))
-        elif re.fullmatch(r'namespace \w+ ?= ?[\w: ]+;', item) or re.match(r'(using (?!namespace\b)|typedef\b|'
-                                                                          r'static_assert\b|((inline|static) )*constexpr\b)', h):
+        elif HARMLESS.match(h):
             pass
         elif re.match(r'(struct|class|union|enum)\b', h):
-            m = re.match(r'(?:struct|class|union|enum(?: class| struct)?) (?:\[\[.*?\]\] ?|alignas ?\(.*?\) ?)*\w+ ?(::|<)?', h)
+            m = CLASS.match(h)
             if not m or m.group(1):
                 return f'it declares a class of another namespace or a specialization: {h[:60]}'
             if '{' in h and not h.endswith('};'):
@@ -244,7 +251,8 @@ def unity(path, root, programs):
         out += [f'namespace snippet_{name} {{', f'#line {line} "{(root / rel).as_posix()}"']
         out += body.rstrip('\n').split('\n')
         out += [f'#line {len(out) + 2} "{path.as_posix()}"', f'}}  // namespace snippet_{name}', '']
-    out += ['int main(int argc, char** argv) {', '  const std::string_view program = argc > 1 ? argv[1] : "";']
+    out += ['int main(int argc, char** argv) {',
+            '  const std::string_view program = argc > 1 ? argv[1] : "";']
     for name, _, _, _, _, takes_args in programs:
         call = f'snippet_{name}::snippet_main({"argc - 1, argv + 1" if takes_args else ""})'
         out.append(f'  if (program == "{name}") return {call};')
