@@ -15,7 +15,8 @@ What write_leaves_svg writes, and what is read here: <svg width height viewBox="
 background <rect width="100%" height="100%">, one <rect x y width height> per cell, optional
 <circle> points, an optional <polyline> curve and an optional <text> caption in a band under the
 drawing. The plot area is x in [0, W], y in [0, H] with H = W * A: the caption band (Htot - H)
-must be empty without a caption and hold the caption's baseline otherwise.
+must be empty without a caption and hold the caption's baseline otherwise. A picture of panels
+(write_comparison_svg: one candidate map each) holds such an <svg> per panel, each checked alone.
 
 Checks of each picture:
   - every cell rectangle is finite, non-empty and inside the plot area;
@@ -72,10 +73,25 @@ def index_of(reps, v, eps):
 
 
 def check_svg(path, aspect):
-    """Checks one picture; returns a one-line summary or raises Bad."""
+    """Checks one picture, or each panel of a picture of panels; returns a one-line summary or
+    raises Bad."""
     root = ET.parse(path).getroot()
     if root.tag != NS + 'svg':
         raise Bad(f'the root is <{root.tag}>, not <svg>')
+    panels = root.findall(NS + 'svg')
+    if not panels:
+        return check_picture(root, aspect)
+    summaries = []
+    for k, panel in enumerate(panels):
+        try:
+            summaries.append(check_picture(panel, aspect))
+        except Bad as e:
+            raise Bad(f'panel {k}: {e}')
+    return f'{len(panels)} panels: ' + '; '.join(summaries)
+
+
+def check_picture(root, aspect):
+    """Checks one <svg> element drawn as write_leaves_svg draws it."""
     box = root.get('viewBox', '').split()
     if len(box) != 4 or any(float(b) != 0 for b in box[:2]):
         raise Bad(f'viewBox="{root.get("viewBox")}" is not "0 0 W H"')
@@ -163,10 +179,12 @@ WATOR_W, WATOR_H = 120, 72
 
 def examples(out):
     return {
-        # The walkthrough's domain (2 swirl steps), the rectangles run and the hotspot story.
+        # The walkthrough's domain (2 swirl steps), the rectangles run (and the advisor's panels of
+        # its candidate maps) and the hotspot story.
         'particles': (['--quick', '--steps', '2', out['particles']],
                       ['showcase_morton.svg', 'showcase_hilbert.svg', 'showcase_peano.svg', 'domain_step0.svg',
-                       'domain_step2.svg', 'rectangles.svg', 'hotspot_first.svg', 'hotspot_last.svg'], 1.0),
+                       'domain_step2.svg', 'rectangles.svg', 'advisor.svg', 'hotspot_first.svg',
+                       'hotspot_last.svg'], 1.0),
         # The cell domain: the adaptive multigrid's hierarchy by rank and by level.
         'amm': (['--problem', '2', '--l0', '4', '--lmax', '6', '--hold', '3', '--stages', '3', '--strategies', 'RA',
                  '--out', out['amm']], ['amm_ranks.svg', 'amm_levels.svg'], 1.0),

@@ -25,8 +25,10 @@ namespace irregular::partitioner {
 /// The Partitioner that picks the fastest candidate at each partition, for stencil S (the
 /// domain's): every candidate's map is measured by the dry run of compare_partitioners and
 /// priced by the cost model (advisor::CostModel); the cheapest applies. A candidate of another
-/// family replaces the family in force only when it is cheaper by more than `hysteresis`. The
-/// choice joins RebalanceDecision::choice, and last_choice() keeps it. Copies share that record
+/// family replaces the family of the map in force only when it is cheaper by more than
+/// `hysteresis`. The choice joins RebalanceDecision::choice (applied only when the decision says
+/// remapped: a remap that does not pay for itself is declined after the choice), and
+/// last_choice() keeps it. Copies share that record
 /// and the calibrated model. Capacities and hold_level are not supported (the maps need not be
 /// curve segments).
 template <Stencil S>
@@ -92,11 +94,14 @@ struct Auto {
     auto cmp = advisor::compare<S>(live, list, opt);
     auto pick = static_cast<std::size_t>(cmp.best());
     PartitionerChoice choice;
-    if (!state_->family.empty() && cmp.rows[pick].family != state_->family) {
+    // The family in force is the map in force's (none before the first map of a build).
+    const std::string family =
+        current ? advisor::detail::family_name(current->variant().index()) : std::string();
+    if (!family.empty() && cmp.rows[pick].family != family) {
       // The best of the family in force, kept unless the other is clearly cheaper.
       std::optional<std::size_t> same;
       for (std::size_t k = 0; k < cmp.rows.size(); ++k)
-        if (cmp.rows[k].family == state_->family &&
+        if (cmp.rows[k].family == family &&
             (!same || cmp.rows[k].predicted_seconds < cmp.rows[*same].predicted_seconds))
           same = k;
       if (same && cmp.rows[pick].predicted_seconds >=
@@ -110,7 +115,6 @@ struct Auto {
       choice.predicted_seconds.push_back(r.predicted_seconds);
     }
     choice.chosen = cmp.rows[pick].name;
-    state_->family = cmp.rows[pick].family;
     state_->last = std::move(choice);
     return std::move(cmp.maps[pick]);
   }
@@ -131,7 +135,6 @@ struct Auto {
   struct State {
     std::optional<advisor::CostModel> model;
     std::optional<PartitionerChoice> last;
-    std::string family;
   };
   std::shared_ptr<State> state_ = std::make_shared<State>();
 

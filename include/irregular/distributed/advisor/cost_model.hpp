@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,9 +41,15 @@ struct CalibrationOptions {
 struct CostModel {
   double latency = 5e-6;            ///< seconds per message (start-up)
   double seconds_per_byte = 1e-10;  ///< inverse bandwidth
-  /// Seconds per unit of leaf load: 1 for load::Measured (loads are seconds); otherwise the
-  /// user's figure (seconds per element for load::Constant), or 0 to rank by communication only.
-  double seconds_per_load = 1.0;
+  /// Seconds per unit of leaf load. Unset: 1 when the loads are measured seconds
+  /// (load::Measured), else 1e-7, a guess (100 ns per element or leaf): give your own figure
+  /// (seconds per element for load::ElementCount), or 0 to rank by communication only.
+  std::optional<double> seconds_per_load{};
+
+  /// The seconds per unit of load in force: the figure given, or the default above.
+  [[nodiscard]] double load_seconds(bool measured) const noexcept {
+    return seconds_per_load.value_or(measured ? 1.0 : 1e-7);
+  }
 
   /// Seconds of `messages` messages carrying `bytes` bytes in all.
   [[nodiscard]] double message_seconds(double messages, double bytes) const noexcept {
@@ -51,7 +58,7 @@ struct CostModel {
 
   /// Throws irregular::invalid_argument unless every figure is finite and >= 0.
   void validate() const {
-    for (double v : {latency, seconds_per_byte, seconds_per_load})
+    for (double v : {latency, seconds_per_byte, seconds_per_load.value_or(0.0)})
       if (!(v >= 0) || !std::isfinite(v))
         throw invalid_argument(
             "irregular::advisor::CostModel: latency, seconds_per_byte and seconds_per_load must be "
@@ -59,9 +66,9 @@ struct CostModel {
   }
 
   /// Measures latency and bandwidth by ping-pong between rank pairs (0,1), (2,3), ... at
-  /// opt.sizes; every rank gets the same figures (the slowest pair's), so a choice made from them
-  /// is the same on every rank. `seconds_per_load` is kept from `base`. One rank: the figures of
-  /// `base`. Collective over comm.
+  /// opt.sizes (a least-squares line through the median one-way times); every rank gets the same
+  /// figures (the slowest pair's), so a choice made from them is the same on every rank.
+  /// `seconds_per_load` is kept from `base`. One rank: the figures of `base`. Collective over comm.
   static CostModel calibrate(const boost::mpi::communicator& comm, CalibrationOptions opt,
                              CostModel base) {
     mpi::agree(comm, [&] {
@@ -100,11 +107,20 @@ struct CostModel {
     }
     std::vector<double> slowest(one_way.size());
     mpi::all_reduce_max(comm, std::span<const double>(one_way), std::span<double>(slowest));
+    // Least squares over the sizes: the start-up is the intercept, the inverse bandwidth the slope.
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    const double k = static_cast<double>(opt.sizes.size());
+    for (std::size_t s = 0; s < opt.sizes.size(); ++s) {
+      const double x = static_cast<double>(opt.sizes[s]), y = slowest[s];
+      sx += x;
+      sy += y;
+      sxx += x * x;
+      sxy += x * y;
+    }
     CostModel m = base;
-    const double small = static_cast<double>(opt.sizes.front());
-    const double large = static_cast<double>(opt.sizes.back());
-    m.seconds_per_byte = std::max(0.0, (slowest.back() - slowest.front()) / (large - small));
-    m.latency = std::max(0.0, slowest.front() - small * m.seconds_per_byte);
+    const double den = k * sxx - sx * sx;
+    m.seconds_per_byte = den > 0 ? std::max(0.0, (k * sxy - sx * sy) / den) : 0.0;
+    m.latency = std::max(0.0, (sy - m.seconds_per_byte * sx) / k);
     return m;
   }
   /// calibrate(comm, opt, CostModel{}).

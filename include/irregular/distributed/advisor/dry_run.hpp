@@ -155,11 +155,10 @@ void leaf_owners(const AnyOwnershipMap<C>& map, const Leaves& leaves, std::vecto
       map.variant());
 }
 
-/// The family of a registry name, from the policy it stands for.
-template <SpaceFillingCurve C>
-std::string family_of(const partitioner::ByName& by) {
-  const auto v = by.template by_name<C>();
-  switch (v.index()) {
+/// The family of the index of a policy in ByName's variant, or of a map in AnyOwnershipMap's (the
+/// two list the families in the same order).
+inline std::string family_name(std::size_t index) {
+  switch (index) {
     case 0:
       return "SFC";
     case 1:
@@ -167,6 +166,12 @@ std::string family_of(const partitioner::ByName& by) {
     default:
       return "bounded neighbours";
   }
+}
+
+/// The family of a registry name, from the policy it stands for.
+template <SpaceFillingCurve C>
+std::string family_of(const partitioner::ByName& by) {
+  return family_name(by.template by_name<C>().index());
 }
 
 }  // namespace detail
@@ -349,14 +354,14 @@ class Comparer {
     auto at = [p](int column, std::size_t part) {
       return static_cast<std::size_t>(column) * p + part;
     };
-    std::vector<detail::PartPair> edges;  // unordered part pairs, unique here
+    std::vector<detail::PartPair> edges;  // (owner, reader): the owner sends to the reader
     for (const auto& x : reads) {
       const auto reader = static_cast<std::size_t>(x.reader),
                  owner = static_cast<std::size_t>(x.owner);
       mine[at(gl, reader)] += 1;
       mine[at(gin, reader)] += x.values;
       mine[at(gout, owner)] += x.values;
-      edges.push_back({std::min(x.owner, x.reader), std::max(x.owner, x.reader)});
+      edges.push_back({x.owner, x.reader});
     }
     std::sort(edges.begin(), edges.end());
     edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
@@ -372,7 +377,7 @@ class Comparer {
     for (std::size_t d = 0; d < p; ++d) {
       if (nl[d] + nv[d] == 0) continue;
       const std::uint64_t b =
-          live_.traffic.wire.bytes(segments, live_.traffic.payload, nl[d], nv[d]);
+          live_.traffic.wire.bytes(segments, live_.traffic.measured, nl[d], nv[d]);
       mine[at(rbs, static_cast<std::size_t>(me))] += b;
       mine[at(rms, static_cast<std::size_t>(me))] += 1;
       mine[at(rbr, d)] += b;
@@ -386,9 +391,18 @@ class Comparer {
     for (std::size_t i = 0; i < n; ++i) loads[static_cast<std::size_t>(own[i])] += live_.loads[i];
     mpi::all_reduce_sum(comm, std::span<const double>(loads), std::span<double>(part_loads));
 
-    // Neighbour parts: the union of the (owner, reader) pairs of all ranks, either direction.
+    // Messages of an exchange: one per (owner, reader) pair of all ranks; neighbour parts: the
+    // pairs either way.
     std::vector<int> counts;
     auto every = mpi::all_gather_raw(comm, std::span<const detail::PartPair>(edges), counts);
+    std::sort(every.begin(), every.end());
+    every.erase(std::unique(every.begin(), every.end()), every.end());
+    std::vector<std::uint64_t> messages(p, 0);  // sent and received by each part
+    for (auto& [a, b] : every) {
+      ++messages[static_cast<std::size_t>(a)];
+      ++messages[static_cast<std::size_t>(b)];
+      if (a > b) std::swap(a, b);
+    }
     std::sort(every.begin(), every.end());
     every.erase(std::unique(every.begin(), every.end()), every.end());
     r.part_neighbours.assign(p, 0);
@@ -417,10 +431,10 @@ class Comparer {
       r.remap_values += all[at(rv, q)];
       // A part's step: its compute, then its exchange (a message per partner each way, the
       // bytes it receives and sends).
-      const double compute = part_loads[q] * model.seconds_per_load;
+      const double compute = part_loads[q] * model.load_seconds(live_.traffic.measured);
       const double traffic =
           static_cast<double>((all[at(gin, q)] + all[at(gout, q)]) * live_.traffic.value_bytes);
-      const double exchange = model.message_seconds(2.0 * r.part_neighbours[q], traffic);
+      const double exchange = model.message_seconds(static_cast<double>(messages[q]), traffic);
       if (q == 0 || compute + exchange > slowest) {
         slowest = compute + exchange;
         r.compute_seconds = compute;
@@ -464,9 +478,12 @@ PartitionerComparison<C> compare(const LiveTree<C, M>& live, std::span<const std
   };
   for (const auto& n : names) mix(n.c_str(), n.size() + 1);
   const double figures[4] = {opt.steps, opt.model.latency, opt.model.seconds_per_byte,
-                             opt.model.seconds_per_load};
+                             opt.model.seconds_per_load.value_or(-1.0)};
   mix(figures, sizeof figures);
   mix(&opt.level, sizeof opt.level);
+  const int ghosts[5] = {static_cast<int>(opt.ghosts.contact), opt.ghosts.levels.min,
+                         opt.ghosts.levels.max, opt.ghosts.readers.min, opt.ghosts.readers.max};
+  mix(ghosts, sizeof ghosts);
   std::uint64_t lo = 0, hi = 0;
   boost::mpi::all_reduce(live.comm, h, lo, boost::mpi::minimum<std::uint64_t>());
   boost::mpi::all_reduce(live.comm, h, hi, boost::mpi::maximum<std::uint64_t>());

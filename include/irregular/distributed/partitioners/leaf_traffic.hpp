@@ -42,7 +42,8 @@ struct LeafTraffic {
   bool per_leaf = false;        ///< one value per leaf (cell data), else a leaf's element count
   std::size_t value_bytes = 0;  ///< bytes of one value in a ghost exchange
   RemapWire wire{};             ///< the remap's bytes per message
-  bool payload = false;         ///< measured seconds travel with the leaves in a remap
+  /// The loads are measured seconds (load::Measured); they travel with the leaves in a remap.
+  bool measured = false;
 };
 
 }  // namespace irregular
