@@ -10,6 +10,7 @@
 #include <irregular/core/cell.hpp>
 #include <irregular/core/concepts.hpp>
 #include <irregular/core/error.hpp>
+#include <irregular/curve/interval.hpp>
 #include <irregular/distributed/advisor/comparison.hpp>
 #include <irregular/distributed/advisor/cost_model.hpp>
 #include <irregular/distributed/ghost/collection.hpp>
@@ -214,9 +215,12 @@ class Comparer {
   const LiveTree<C, M>& live_;
   AdvisorOptions opt_;
   GhostLayer<C> layer_;
-  // Reader leaf i's reads: local leaf ids below n and ghost ids n + g, reads_[first_[i] ..].
+  // Reader leaf i's reads, found the first time a candidate needs them and kept: local leaf ids
+  // below n and ghost ids n + g, reads_[at_[i] .. at_[i] + count_[i]).
   std::vector<std::uint32_t> reads_;
-  std::vector<std::size_t> first_;
+  std::vector<std::size_t> at_;
+  std::vector<std::uint32_t> count_;
+  std::vector<std::size_t> ids_, boundary_;
   double heaviest_ = 0, total_ = 0;
   std::optional<double> sfc_optimum_;
   std::optional<detail::OrderedChain<C>> ordered_;
@@ -239,30 +243,19 @@ class Comparer {
           unused,     live_.tag, nullptr};
       layer_ = ghost::RequestAnswer{}.template collect<S>(in);
     };
-    if (live_.current)
-      collect(*live_.current);
-    else
+    if constexpr (std::is_same_v<M, AnyOwnershipMap<C>>) {
+      // The held map itself: a segment map knows its private roots, so interior leaves skip.
+      if (live_.current) std::visit(collect, live_.current->variant());
+    } else {
+      if (live_.current) collect(*live_.current);
+    }
+    if (!live_.current)
       collect(detail::shares_map<C>(live_.comm, leaves));
     const std::size_t n = leaves.size();
     if (n + layer_.size() >= std::numeric_limits<std::uint32_t>::max())
       throw limit_exceeded("irregular::compare_partitioners: more than 2^32 leaves on one rank");
-    first_.assign(n + 1, 0);
-    std::vector<std::size_t> ids;
-    const auto& g = opt_.ghosts;
-    for (std::size_t i = 0; i < n; ++i) {
-      first_[i] = reads_.size();
-      if (!g.readers.contains(leaves.levels()[i])) continue;
-      const auto cell = leaves.cell(i);
-      irregular::detail::read_by<C, S>(leaves.starts(), leaves.levels(), cell,
-                                       live_.traffic.periodic, g.contact, g.levels, ids);
-      for (std::size_t j : ids)
-        if (j != i) reads_.push_back(static_cast<std::uint32_t>(j));
-      if (layer_.size() == 0) continue;
-      irregular::detail::read_by<C, S>(layer_.starts(), layer_.levels(), cell,
-                                       live_.traffic.periodic, g.contact, g.levels, ids);
-      for (std::size_t j : ids) reads_.push_back(static_cast<std::uint32_t>(n + j));
-    }
-    first_[n] = reads_.size();
+    at_.assign(n, unread);
+    count_.assign(n, 0);
     double mine[2] = {0, 0}, all[2] = {0, 0};
     for (double l : live_.loads) {
       mine[0] = std::max(mine[0], l);
@@ -272,6 +265,114 @@ class Comparer {
     boost::mpi::all_reduce(live_.comm, mine[1], all[1], std::plus<double>());
     heaviest_ = all[0];
     total_ = all[1];
+  }
+
+  static constexpr std::size_t unread = std::numeric_limits<std::size_t>::max();
+
+  // Reader leaf i's reads under S (local, then ghosts), found once.
+  std::span<const std::uint32_t> reads_of(std::size_t i) {
+    if (at_[i] == unread) {
+      const auto& leaves = live_.leaves;
+      const auto& g = opt_.ghosts;
+      const auto cell = leaves.cell(i);
+      at_[i] = reads_.size();
+      irregular::detail::read_by<C, S>(leaves.starts(), leaves.levels(), cell,
+                                       live_.traffic.periodic, g.contact, g.levels, ids_);
+      for (std::size_t j : ids_)
+        if (j != i) reads_.push_back(static_cast<std::uint32_t>(j));
+      if (layer_.size() > 0) {
+        irregular::detail::read_by<C, S>(layer_.starts(), layer_.levels(), cell,
+                                         live_.traffic.periodic, g.contact, g.levels, ids_);
+        for (std::size_t j : ids_) reads_.push_back(static_cast<std::uint32_t>(leaves.size() + j));
+      }
+      count_[i] = static_cast<std::uint32_t>(reads_.size() - at_[i]);
+    }
+    return std::span<const std::uint32_t>(reads_).subspan(at_[i], count_[i]);
+  }
+
+  // The part holding every index of cell c, or -1 when that is not sure. A cell that no part
+  // boundary cuts has one owner unless it strictly contains a whole-held cell, and then it is cut
+  // (the held cell split, so does any cell containing it); owner(i) honours the held cells.
+  template <class Map>
+  [[nodiscard]] static int one_owner(const Map& m, const Cell<C::dim>& c) {
+    if (m.splits(c)) return -1;
+    const auto iv = curve::hnode_interval<C>(c);
+    const int a = m.owner(iv.start);
+    return a == m.owner(static_cast<I>(iv.end - 1)) ? a : -1;
+  }
+
+  // Whether every cell within the stencil's reach of `c` (at c's level) lies whole in c's part:
+  // then no leaf inside c reads across parts (a leaf read is inside such a cell, or contains one).
+  template <class Map>
+  [[nodiscard]] bool inside_one_part(const Map& m, const Cell<C::dim>& c) const {
+    const int part = one_owner(m, c);
+    if (part < 0) return false;
+    constexpr int r = irregular::detail::reach<S>(), width = 2 * r + 1;
+    constexpr std::size_t D = static_cast<std::size_t>(C::dim);
+    std::size_t block = 1;
+    for (std::size_t d = 0; d < D; ++d) block *= static_cast<std::size_t>(width);
+    const auto cells = static_cast<std::int64_t>(irregular::detail::axis_cells<C>(c.level));
+    for (std::size_t k = 0; k < block; ++k) {
+      Cell<C::dim> nb;
+      nb.level = c.level;
+      bool inside = true;
+      std::size_t t = k;
+      for (std::size_t d = 0; d < D; ++d, t /= static_cast<std::size_t>(width)) {
+        std::int64_t x = static_cast<std::int64_t>(c.anchor[d]) +
+                         static_cast<std::int64_t>(t % static_cast<std::size_t>(width)) - r;
+        if (x < 0 || x >= cells) {
+          if (!live_.traffic.periodic[d]) {
+            inside = false;  // no leaf out there
+            break;
+          }
+          x = ((x % cells) + cells) % cells;
+        }
+        nb.anchor[d] = static_cast<coord_t>(x);
+      }
+      if (inside && one_owner(m, nb) != part) return false;
+    }
+    return true;
+  }
+
+  // The reader leaves that may read across parts under `map`: the tree is walked from the root,
+  // and every hnode whose reach lies in one part is skipped with all its leaves.
+  void find_boundary(const AnyOwnershipMap<C>& map) {
+    boundary_.clear();
+    const auto& leaves = live_.leaves;
+    const auto starts = leaves.starts();
+    const auto levels = leaves.levels();
+    std::size_t children = 1;
+    for (int d = 0; d < C::dim; ++d) children *= static_cast<std::size_t>(C::arity);
+    struct Node {
+      I start;
+      int level;
+      std::size_t lo, hi;  // its local leaves
+    };
+    std::visit(
+        [&](const auto& m) {
+          std::vector<Node> stack{{I{0}, 0, 0, leaves.size()}};
+          while (!stack.empty()) {
+            const Node nd = stack.back();
+            stack.pop_back();
+            if (inside_one_part(m, irregular::detail::cell_at<C>(nd.start, nd.level))) continue;
+            if (nd.hi - nd.lo == 1 && starts[nd.lo] == nd.start && levels[nd.lo] == nd.level) {
+              if (opt_.ghosts.readers.contains(nd.level)) boundary_.push_back(nd.lo);
+              continue;
+            }
+            const I span = irregular::detail::span_at<C>(nd.level + 1);
+            std::size_t a = nd.lo;
+            for (std::size_t k = 0; k < children && a < nd.hi; ++k) {
+              const I end = nd.start + static_cast<I>(k + 1) * span;
+              const auto b = static_cast<std::size_t>(
+                  std::lower_bound(starts.begin() + static_cast<std::ptrdiff_t>(a),
+                                   starts.begin() + static_cast<std::ptrdiff_t>(nd.hi), end) -
+                  starts.begin());
+              if (b > a) stack.push_back({nd.start + static_cast<I>(k) * span, nd.level + 1, a, b});
+              a = b;
+            }
+          }
+        },
+        map.variant());
   }
 
   // The candidate's map from the live chain (in curve order for the SFC family).
@@ -319,10 +420,10 @@ class Comparer {
 
     // Reads across parts, each sent to the holder of the leaf read (this rank for local leaves).
     std::vector<std::vector<detail::CrossRead<I>>> out(p);
-    for (std::size_t i = 0; i < n; ++i) {
+    find_boundary(map);
+    for (std::size_t i : boundary_) {
       const int reader = own[i];
-      for (std::size_t k = first_[i]; k < first_[i + 1]; ++k) {
-        const std::size_t j = reads_[k];
+      for (const std::size_t j : reads_of(i)) {
         if (j < n) {
           if (own[j] != reader)
             out[static_cast<std::size_t>(me)].push_back(
