@@ -398,8 +398,10 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
     static_assert(
         Reads::dim == dim,
         "irregular::CellDomain::collect_ghosts: the stencil's dimension differs from the domain's");
-    return core_.ghosts_.template collect<Reads>(
-        core_.tree("irregular::CellDomain::collect_ghosts"), opt, strategy, core_.payload());
+    return core_.with_held_tree(
+        "irregular::CellDomain::collect_ghosts", [&](const auto& tree) -> const GhostStats& {
+          return core_.ghosts_.template collect<Reads>(tree, opt, strategy, core_.payload());
+        });
   }
   /// Refreshes the ghost data from their owners. Collective over comm.
   GhostPhase exchange_ghosts() {

@@ -384,8 +384,10 @@ requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C
     static_assert(Reads::dim == dim,
                   "irregular::IrregularDomain::collect_ghosts: the stencil's dimension differs "
                   "from the domain's");
-    return core_.ghosts_.template collect<Reads>(
-        core_.tree("irregular::IrregularDomain::collect_ghosts"), opt, strategy, core_.payload());
+    return core_.with_held_tree(
+        "irregular::IrregularDomain::collect_ghosts", [&](const auto& tree) -> const GhostStats& {
+          return core_.ghosts_.template collect<Reads>(tree, opt, strategy, core_.payload());
+        });
   }
 
   /// Request/answer with excess parallelism (baiardi-collecting-remote-data §3.1): runs

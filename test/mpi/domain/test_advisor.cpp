@@ -314,3 +314,31 @@ TEST_CASE("partitioner::Auto's hysteresis keeps the family in force", "[advisor]
     if (decision.choice) CHECK(family(decision.choice->chosen) == first);
   }
 }
+
+TEST_CASE("a calibration is the same on every rank; a bad one fails everywhere", "[advisor][calibration]") {
+  mpi::communicator world;
+  irr::advisor::CalibrationOptions co;
+  co.repetitions = 3;
+  co.sizes = {8, 65536};
+  const auto m = irr::advisor::CostModel::calibrate(world, co, irr::advisor::CostModel{1e-6, 1e-9, 2e-7});
+  for (double x : {m.latency, m.seconds_per_byte}) {
+    double lo = 0, hi = 0;
+    mpi::all_reduce(world, x, lo, mpi::minimum<double>());
+    mpi::all_reduce(world, x, hi, mpi::maximum<double>());
+    CHECK(lo == hi);
+    CHECK(x >= 0);
+  }
+  CHECK(m.seconds_per_load == 2e-7);
+  if (world.size() == 1) CHECK(m.latency == 1e-6);
+  auto bad = co;
+  if (world.rank() == world.size() - 1) bad.sizes = {8};
+  int threw = 0;
+  try {
+    (void)irr::advisor::CostModel::calibrate(world, bad);
+  } catch (const irr::collective_error&) {
+    threw = 1;
+  }
+  int all = 0;
+  mpi::all_reduce(world, threw, all, std::plus<int>());
+  CHECK(all == world.size());
+}

@@ -249,8 +249,7 @@ class Comparer {
     } else {
       if (live_.current) collect(*live_.current);
     }
-    if (!live_.current)
-      collect(detail::shares_map<C>(live_.comm, leaves));
+    if (!live_.current) collect(detail::shares_map<C>(live_.comm, leaves));
     const std::size_t n = leaves.size();
     if (n + layer_.size() >= std::numeric_limits<std::uint32_t>::max())
       throw limit_exceeded("irregular::compare_partitioners: more than 2^32 leaves on one rank");

@@ -521,6 +521,20 @@ class DomainCore {
   [[nodiscard]] typename ghost_store::template Tree<map_type> tree(const char* who) const {
     return {comm_.get(), leaves_, map_, options_.periodic, generation_, tag_ghost, who};
   }
+  /// Calls f(tree) with what a collection reads, its map the held one when the domain's is
+  /// AnyOwnershipMap: a segment map knows its private roots, so interior leaves skip the search.
+  template <class F>
+  decltype(auto) with_held_tree(const char* who, F&& f) const {
+    if constexpr (std::same_as<map_type, AnyOwnershipMap<C>>)
+      return std::visit(
+          [&](const auto& m) -> decltype(auto) {
+            return f(typename ghost_store::template Tree<std::remove_cvref_t<decltype(m)>>{
+                comm_.get(), leaves_, m, options_.periodic, generation_, tag_ghost, who});
+          },
+          map_.variant());
+    else
+      return f(tree(who));
+  }
   [[nodiscard]] LeafPayload<value_type> payload() const { return store_.payload(); }
 
   mpi::OwnedCommunicator comm_;
