@@ -241,13 +241,15 @@ TEST_CASE("advisor errors are agreed and change nothing", "[advisor][agreement]"
   CHECK(state_sum(d) == before);
 }
 
+namespace {
+using AutoC = irr::curve::Hilbert<2>;
+using AutoP = irr::partitioner::Auto<irr::stencil::Moore<2>>;
+using AutoDomain = irr::IrregularDomain<Point<2>, irr::stencil::Moore<2>, AutoC, irr::load::ElementCount, AutoP>;
+}  // namespace
+
 TEST_CASE("partitioner::Auto applies the cheapest predicted map, the same on every rank", "[advisor][auto]") {
   mpi::communicator world;
-  using S = irr::stencil::Moore<2>;
-  using C = irr::curve::Hilbert<2>;
-  using P = irr::partitioner::Auto<S>;
-  using Domain = irr::IrregularDomain<Point<2>, S, C, irr::load::ElementCount, P>;
-  irr::DomainOptions<2, irr::load::ElementCount, P> o;
+  irr::DomainOptions<2, irr::load::ElementCount, AutoP> o;
   o.partitioner.calibrate = false;
   o.partitioner.advice.model = {2e-6, 1e-9, 1e-6};
   o.partitioner.advice.steps = 1e12;  // the remap does not count: the best map of the leaves wins
@@ -256,7 +258,7 @@ TEST_CASE("partitioner::Auto applies the cheapest predicted map, the same on eve
   // force), so a later comparison of the same leaves predicts the same.
   const std::vector<std::string> names{"SFC", "HIER-RB", "JAG-M-HEUR-PROBE", "SFC-GREEDY"};
   o.partitioner.candidates = names;
-  Domain d(world, unit_box<2>(), irr::refine::max_elements(6), o);
+  AutoDomain d(world, unit_box<2>(), irr::refine::max_elements(6), o);
   insert_and_build(d, clustered<2>(1000, 3), 2);
   const auto* first = d.options().partitioner.last_choice();
   REQUIRE(first != nullptr);
@@ -292,18 +294,14 @@ TEST_CASE("partitioner::Auto applies the cheapest predicted map, the same on eve
 
 TEST_CASE("partitioner::Auto's hysteresis keeps the family in force", "[advisor][auto]") {
   mpi::communicator world;
-  using S = irr::stencil::Moore<2>;
-  using C = irr::curve::Hilbert<2>;
-  using P = irr::partitioner::Auto<S>;
-  using Domain = irr::IrregularDomain<Point<2>, S, C, irr::load::ElementCount, P>;
-  irr::DomainOptions<2, irr::load::ElementCount, P> o;
+  irr::DomainOptions<2, irr::load::ElementCount, AutoP> o;
   o.partitioner.calibrate = false;
   o.partitioner.hysteresis = 0.999;  // another family must be a thousand times cheaper
   o.partitioner.candidates = {"HIER-RB", "SFC", "BN-2-8"};
-  Domain d(world, unit_box<2>(), irr::refine::max_elements(6), o);
+  AutoDomain d(world, unit_box<2>(), irr::refine::max_elements(6), o);
   insert_and_build(d, clustered<2>(900, 9), 0);
   const auto family = [](const std::string& n) {
-    return irr::advisor::detail::family_of<C>(irr::partitioner::ByName{n});
+    return irr::advisor::detail::family_of<AutoC>(irr::partitioner::ByName{n});
   };
   const std::string first = family(d.options().partitioner.last_choice()->chosen);
   irr::RebalanceOptions ro;

@@ -13,6 +13,7 @@
 #include <irregular/curve/interval.hpp>
 #include <irregular/distributed/advisor/comparison.hpp>
 #include <irregular/distributed/advisor/cost_model.hpp>
+#include <irregular/distributed/advisor/detail/dry_run_support.hpp>
 #include <irregular/distributed/ghost/collection.hpp>
 #include <irregular/distributed/ghost/request_answer.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
@@ -67,115 +68,6 @@ struct LiveTree {
   LeafTraffic<C::dim> traffic;  ///< what the leaves carry (value_bytes > 0)
   int tag;                      ///< first of the five tags
 };
-
-namespace detail {
-
-/// One read across parts: part `reader` reads leaf `start` (with `values` values) of part `owner`.
-template <class I>
-struct CrossRead {
-  I start;
-  std::uint64_t values;
-  std::int32_t reader, owner;
-};
-
-/// Parts a and b exchange ghosts (one reads a leaf of the other).
-struct PartPair {
-  std::int32_t a, b;
-  friend constexpr auto operator<=>(const PartPair&, const PartPair&) = default;
-};
-
-/// The leaves and loads in curve order across the ranks: the chain itself when the leaves lie in
-/// rank order, else a sorted copy of (start, level, load) (no element or datum travels), which
-/// the SFC family needs (its cuts are prefix sums over the ranks).
-template <SpaceFillingCurve C>
-struct OrderedChain {
-  struct Rec {
-    typename C::index_type start;
-    double load;
-    std::uint8_t level;
-  };
-  LocalLeaves<C> leaves;
-  std::vector<double> loads;
-
-  OrderedChain(const boost::mpi::communicator& comm, const LocalLeaves<C>& from,
-               std::span<const double> from_loads, int tag) {
-    using I = typename C::index_type;
-    std::vector<Rec> recs(from.size());
-    std::vector<I> keys(from.size());
-    for (std::size_t i = 0; i < from.size(); ++i) {
-      recs[i] = {from.starts()[i], from_loads[i], from.levels()[i]};
-      keys[i] = from.starts()[i];
-    }
-    (void)sample_sort(
-        comm, recs, keys, irregular::detail::index_end<C>(), [](const Rec& r) { return r.start; },
-        tag);
-    leaves.reserve(recs.size());
-    loads.reserve(recs.size());
-    for (const auto& r : recs) {
-      leaves.push_back(r.start, r.level, 0);
-      loads.push_back(r.load);
-    }
-  }
-};
-
-/// Whether the leaves lie in rank order under `map`: its parts are curve segments.
-template <OwnershipMap M>
-bool in_rank_order(const M* map) {
-  if (map == nullptr) return true;
-  if constexpr (M::contiguous_segments)
-    return true;
-  else if constexpr (requires { map->template get_if<SegmentMap<typename M::curve_type>>(); })
-    return map->template get_if<SegmentMap<typename M::curve_type>>() != nullptr;
-  else
-    return false;
-}
-
-/// The ranks' leaves as they lie, as a SegmentMap (a build's sorted shares before their map).
-template <SpaceFillingCurve C>
-SegmentMap<C> shares_map(const boost::mpi::communicator& comm, const LocalLeaves<C>& leaves) {
-  using I = typename C::index_type;
-  const auto end = SegmentMap<C>::domain_end();
-  const I first = leaves.size() ? leaves.starts()[0] : end;
-  std::vector<int> counts;
-  auto firsts = mpi::all_gather_raw(comm, std::span<const I>(&first, 1), counts);
-  std::vector<I> spl(firsts.size() + 1, end);
-  for (std::size_t r = firsts.size(); r-- > 0;)  // an empty rank starts where the next does
-    spl[r] = firsts[r] == end ? spl[r + 1] : firsts[r];
-  spl[0] = 0;
-  return SegmentMap<C>(std::move(spl));
-}
-
-/// owners[i]: the part `map` gives each leaf of `leaves`, one visit of the variant.
-template <SpaceFillingCurve C, class Leaves>
-void leaf_owners(const AnyOwnershipMap<C>& map, const Leaves& leaves, std::vector<int>& owners) {
-  owners.resize(leaves.size());
-  std::visit(
-      [&](const auto& m) {
-        for (std::size_t i = 0; i < leaves.size(); ++i) owners[i] = m.leaf_owner(leaves.cell(i));
-      },
-      map.variant());
-}
-
-/// The family of the index of a policy in ByName's variant, or of a map in AnyOwnershipMap's (the
-/// two list the families in the same order).
-inline std::string family_name(std::size_t index) {
-  switch (index) {
-    case 0:
-      return "SFC";
-    case 1:
-      return "rectangular";
-    default:
-      return "bounded neighbours";
-  }
-}
-
-/// The family of a registry name, from the policy it stands for.
-template <SpaceFillingCurve C>
-std::string family_of(const partitioner::ByName& by) {
-  return family_name(by.template by_name<C>().index());
-}
-
-}  // namespace detail
 
 /// The dry run over a live tree under stencil S: its ghost records and read lists are made once,
 /// then each candidate is measured (Comparer::measure).
@@ -407,26 +299,62 @@ class Comparer {
     return *sfc_optimum_;
   }
 
+  // Per part, summed over the ranks.
+  enum Column {
+    ghost_leaves,
+    ghost_in,
+    ghost_out,
+    remap_sent,
+    remap_messages_sent,
+    remap_received,
+    remap_messages_received,
+    remap_leaves,
+    remap_values,
+    columns
+  };
+  struct Tally {
+    std::vector<std::uint64_t> counts;    // columns x p, column after column
+    std::vector<detail::PartPair> edges;  // (owner, reader): the owner sends to the reader
+    std::size_t p = 0;
+    std::uint64_t& operator()(Column c, std::size_t part) { return counts[c * p + part]; }
+  };
+
   // Everything the report says about a settled map.
   void evaluate(const AnyOwnershipMap<C>& map, CandidateReport& r) {
     const auto& comm = live_.comm;
-    const auto& leaves = live_.leaves;
-    const std::size_t p = static_cast<std::size_t>(comm.size()), n = leaves.size();
-    const int me = comm.rank();
+    const std::size_t p = static_cast<std::size_t>(comm.size());
     std::vector<int> own, ghost_own;
-    detail::leaf_owners(map, leaves, own);
+    detail::leaf_owners(map, live_.leaves, own);
     detail::leaf_owners(map, layer_, ghost_own);
+    Tally mine{std::vector<std::uint64_t>(columns * p, 0), {}, p};
+    count_ghosts(cross_reads(map, own, ghost_own), mine);
+    count_remap(map, own, mine);
+    Tally all{std::vector<std::uint64_t>(columns * p, 0), {}, p};
+    mpi::all_reduce_sum(comm, std::span<const std::uint64_t>(mine.counts),
+                        std::span<std::uint64_t>(all.counts));
+    std::vector<double> loads(p, 0.0);
+    r.part_loads.assign(p, 0.0);
+    for (std::size_t i = 0; i < own.size(); ++i)
+      loads[static_cast<std::size_t>(own[i])] += live_.loads[i];
+    mpi::all_reduce_sum(comm, std::span<const double>(loads), std::span<double>(r.part_loads));
+    price(all, messages_and_neighbours(mine.edges, r), r);
+  }
 
-    // Reads across parts, each sent to the holder of the leaf read (this rank for local leaves).
-    std::vector<std::vector<detail::CrossRead<I>>> out(p);
+  // Reads across parts under the map, each counted once at the holder of the leaf read.
+  std::vector<detail::CrossRead<I>> cross_reads(const AnyOwnershipMap<C>& map,
+                                                const std::vector<int>& own,
+                                                const std::vector<int>& ghost_own) {
+    const auto& leaves = live_.leaves;
+    const std::size_t n = leaves.size();
+    const auto me = static_cast<std::size_t>(live_.comm.rank());
+    std::vector<std::vector<detail::CrossRead<I>>> out(static_cast<std::size_t>(live_.comm.size()));
     find_boundary(map);
     for (std::size_t i : boundary_) {
       const int reader = own[i];
       for (const std::size_t j : reads_of(i)) {
         if (j < n) {
           if (own[j] != reader)
-            out[static_cast<std::size_t>(me)].push_back(
-                {leaves.starts()[j], values_of_leaf(j), reader, own[j]});
+            out[me].push_back({leaves.starts()[j], values_of_leaf(j), reader, own[j]});
         } else {
           const std::size_t g = j - n;
           if (ghost_own[g] != reader)
@@ -435,8 +363,7 @@ class Comparer {
         }
       }
     }
-    auto got = mpi::sparse_exchange(comm, out, live_.tag + 3);
-    auto& reads = got.values;
+    auto reads = std::move(mpi::sparse_exchange(live_.comm, out, live_.tag + 3).values);
     std::sort(reads.begin(), reads.end(), [](const auto& a, const auto& b) {
       return a.reader != b.reader ? a.reader < b.reader : a.start < b.start;
     });
@@ -445,30 +372,29 @@ class Comparer {
                               return a.reader == b.reader && a.start == b.start;
                             }),
                 reads.end());
+    return reads;
+  }
 
-    // Per part, summed over the ranks: [ghost leaves | ghost values in | ghost values out |
-    // remap bytes sent | remap messages sent | remap bytes received | remap messages received |
-    // remap leaves | remap values].
-    enum { gl, gin, gout, rbs, rms, rbr, rmr, rl, rv, columns };
-    std::vector<std::uint64_t> mine(columns * p, 0), all(columns * p, 0);
-    auto at = [p](int column, std::size_t part) {
-      return static_cast<std::size_t>(column) * p + part;
-    };
-    std::vector<detail::PartPair> edges;  // (owner, reader): the owner sends to the reader
+  // Ghost leaves and values per part, and the (owner, reader) pairs, from this rank's reads.
+  static void count_ghosts(const std::vector<detail::CrossRead<I>>& reads, Tally& t) {
     for (const auto& x : reads) {
       const auto reader = static_cast<std::size_t>(x.reader),
                  owner = static_cast<std::size_t>(x.owner);
-      mine[at(gl, reader)] += 1;
-      mine[at(gin, reader)] += x.values;
-      mine[at(gout, owner)] += x.values;
-      edges.push_back({x.owner, x.reader});
+      t(ghost_leaves, reader) += 1;
+      t(ghost_in, reader) += x.values;
+      t(ghost_out, owner) += x.values;
+      t.edges.push_back({x.owner, x.reader});
     }
-    std::sort(edges.begin(), edges.end());
-    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+    std::sort(t.edges.begin(), t.edges.end());
+    t.edges.erase(std::unique(t.edges.begin(), t.edges.end()), t.edges.end());
+  }
 
-    // The remap: leaves (and their values) whose part is not this rank's, one message per part.
+  // The remap: leaves (and their values) whose part is not this rank's, one message per part.
+  void count_remap(const AnyOwnershipMap<C>& map, const std::vector<int>& own, Tally& t) const {
+    const std::size_t p = t.p;
+    const int me = live_.comm.rank();
     std::vector<std::uint64_t> nl(p, 0), nv(p, 0);
-    for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t i = 0; i < own.size(); ++i)
       if (own[i] != me) {
         nl[static_cast<std::size_t>(own[i])] += 1;
         nv[static_cast<std::size_t>(own[i])] += values_of_leaf(i);
@@ -478,23 +404,22 @@ class Comparer {
       if (nl[d] + nv[d] == 0) continue;
       const std::uint64_t b =
           live_.traffic.wire.bytes(segments, live_.traffic.measured, nl[d], nv[d]);
-      mine[at(rbs, static_cast<std::size_t>(me))] += b;
-      mine[at(rms, static_cast<std::size_t>(me))] += 1;
-      mine[at(rbr, d)] += b;
-      mine[at(rmr, d)] += 1;
-      mine[at(rl, d)] += nl[d];
-      mine[at(rv, d)] += nv[d];
+      t(remap_sent, static_cast<std::size_t>(me)) += b;
+      t(remap_messages_sent, static_cast<std::size_t>(me)) += 1;
+      t(remap_received, d) += b;
+      t(remap_messages_received, d) += 1;
+      t(remap_leaves, d) += nl[d];
+      t(remap_values, d) += nv[d];
     }
-    mpi::all_reduce_sum(comm, std::span<const std::uint64_t>(mine), std::span<std::uint64_t>(all));
+  }
 
-    std::vector<double> loads(p, 0.0), part_loads(p, 0.0);
-    for (std::size_t i = 0; i < n; ++i) loads[static_cast<std::size_t>(own[i])] += live_.loads[i];
-    mpi::all_reduce_sum(comm, std::span<const double>(loads), std::span<double>(part_loads));
-
-    // Messages of an exchange: one per (owner, reader) pair of all ranks; neighbour parts: the
-    // pairs either way.
+  // Messages of an exchange per part: one per (owner, reader) pair of all ranks; neighbour parts
+  // (into r): the pairs either way.
+  std::vector<std::uint64_t> messages_and_neighbours(const std::vector<detail::PartPair>& edges,
+                                                     CandidateReport& r) const {
+    const auto p = static_cast<std::size_t>(live_.comm.size());
     std::vector<int> counts;
-    auto every = mpi::all_gather_raw(comm, std::span<const detail::PartPair>(edges), counts);
+    auto every = mpi::all_gather_raw(live_.comm, std::span<const detail::PartPair>(edges), counts);
     std::sort(every.begin(), every.end());
     every.erase(std::unique(every.begin(), every.end()), every.end());
     std::vector<std::uint64_t> messages(p, 0);  // sent and received by each part
@@ -510,43 +435,48 @@ class Comparer {
       ++r.part_neighbours[static_cast<std::size_t>(a)];
       ++r.part_neighbours[static_cast<std::size_t>(b)];
     }
+    return messages;
+  }
 
+  // The report's totals and maxima, and the cost model's prediction.
+  void price(Tally& all, const std::vector<std::uint64_t>& messages, CandidateReport& r) const {
+    const std::size_t p = all.p;
     const auto& model = opt_.model;
-    r.part_loads = part_loads;
+    const std::uint64_t vb = live_.traffic.value_bytes;
     r.part_ghost_leaves.assign(p, 0);
     r.part_ghost_bytes.assign(p, 0);
     double slowest = 0, remap = 0, nb_sum = 0;
     for (std::size_t q = 0; q < p; ++q) {
-      r.part_ghost_leaves[q] = all[at(gl, q)];
-      r.part_ghost_bytes[q] = all[at(gin, q)] * live_.traffic.value_bytes;
-      r.ghost_leaves_total += all[at(gl, q)];
+      r.part_ghost_leaves[q] = all(ghost_leaves, q);
+      r.part_ghost_bytes[q] = all(ghost_in, q) * vb;
+      r.ghost_leaves_total += all(ghost_leaves, q);
       r.ghost_bytes_total += r.part_ghost_bytes[q];
-      r.ghost_leaves_max = std::max(r.ghost_leaves_max, all[at(gl, q)]);
+      r.ghost_leaves_max = std::max(r.ghost_leaves_max, all(ghost_leaves, q));
       r.ghost_bytes_max = std::max(r.ghost_bytes_max, r.part_ghost_bytes[q]);
       r.neighbours_max = std::max(r.neighbours_max, r.part_neighbours[q]);
       nb_sum += r.part_neighbours[q];
-      r.remap_bytes += all[at(rbs, q)];
-      r.remap_messages += all[at(rms, q)];
-      r.remap_leaves += all[at(rl, q)];
-      r.remap_values += all[at(rv, q)];
-      // A part's step: its compute, then its exchange (a message per partner each way, the
-      // bytes it receives and sends).
-      const double compute = part_loads[q] * model.load_seconds(live_.traffic.measured);
-      const double traffic =
-          static_cast<double>((all[at(gin, q)] + all[at(gout, q)]) * live_.traffic.value_bytes);
-      const double exchange = model.message_seconds(static_cast<double>(messages[q]), traffic);
+      r.remap_bytes += all(remap_sent, q);
+      r.remap_messages += all(remap_messages_sent, q);
+      r.remap_leaves += all(remap_leaves, q);
+      r.remap_values += all(remap_values, q);
+      // A part's step: its compute, then its exchange (its messages, the bytes in and out).
+      const double compute = r.part_loads[q] * model.load_seconds(live_.traffic.measured);
+      const double bytes = static_cast<double>((all(ghost_in, q) + all(ghost_out, q)) * vb);
+      const double exchange = model.message_seconds(static_cast<double>(messages[q]), bytes);
       if (q == 0 || compute + exchange > slowest) {
         slowest = compute + exchange;
         r.compute_seconds = compute;
         r.exchange_seconds = exchange;
       }
       remap = std::max(
-          remap, model.message_seconds(static_cast<double>(all[at(rms, q)] + all[at(rmr, q)]),
-                                       static_cast<double>(all[at(rbs, q)] + all[at(rbr, q)])));
+          remap,
+          model.message_seconds(
+              static_cast<double>(all(remap_messages_sent, q) + all(remap_messages_received, q)),
+              static_cast<double>(all(remap_sent, q) + all(remap_received, q))));
     }
     r.neighbours_mean = nb_sum / static_cast<double>(p);
     r.remap_bytes_exact = live_.traffic.wire.exact;
-    r.bottleneck = *std::max_element(part_loads.begin(), part_loads.end());
+    r.bottleneck = *std::max_element(r.part_loads.begin(), r.part_loads.end());
     const double mean = total_ / static_cast<double>(p);
     r.imbalance = mean > 0 ? r.bottleneck / mean : 1.0;
     r.lower_bound = std::max(mean, heaviest_);
