@@ -7,6 +7,7 @@
 #include <irregular/core/concepts.hpp>
 #include <irregular/curve/interval.hpp>
 #include <irregular/distributed/ghost/detail/shipment.hpp>
+#include <irregular/distributed/ghost/detail/touching_ranks.hpp>
 #include <irregular/distributed/ghost/layer.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
 #include <irregular/distributed/maps/ownership_map.hpp>
@@ -201,6 +202,23 @@ void read_by(std::span<const typename C::index_type> starts, std::span<const std
   });
 }
 
+/// The sends when the map decides them exactly (owner_decides): every boundary leaf goes to the
+/// ranks holding a leaf it touches, with no extension and no useless leaf.
+template <SpaceFillingCurve C, OwnershipMap M>
+void touching_sends(const CollectionInput<C, M>& in, const Boundary<C>& boundary,
+                    std::vector<std::vector<std::size_t>>& sends) {
+  TouchingRanks<C, M> touching(in.map, in.comm.rank(), in.options.contact, in.periodic);
+  std::vector<int> ranks;
+  for (std::size_t i : boundary.leaves()) {
+    if (!in.options.levels.contains(in.leaves.levels()[i])) continue;
+    ranks.clear();
+    touching(in.leaves.cell(i), [&](int r) { ranks.push_back(r); });
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    for (int r : ranks) sends[static_cast<std::size_t>(r)].push_back(i);
+  }
+}
+
 /// Calls f(rank) for every rank other than me that may hold data meeting cell c. With
 /// `whole_only`, only when c may be a leaf there: under contiguous segments a cell that straddles
 /// parts is no leaf (leaves are held whole); other maps cannot tell and report every holder.
@@ -270,9 +288,16 @@ GhostLayer<C> finish(const CollectionInput<C, M>& in, std::vector<std::vector<st
   auto layer = GhostLayer<C>::assemble(me, sends, sources, offsets, records, in.generation);
   ship.place(layer);
 
-  // Useless ghosts: read by no local leaf (only boundary leaves can read a ghost).
+  // Useless ghosts: read by no local leaf. When the map decides reads, a ghost is read iff a
+  // local leaf touches it, which the map answers per ghost; otherwise only boundary leaves can
+  // read a ghost, and each is asked.
   std::vector<char> read(layer.size(), 0);
-  if (layer.size() > 0) {
+  if (layer.size() > 0 && owner_decides<S, M>(in.options.contact, in.options.readers)) {
+    TouchingRanks<C, M> touching(in.map, -1, in.options.contact, in.periodic);
+    for (std::size_t g = 0; g < layer.size(); ++g)
+      if (in.options.levels.contains(layer.levels()[g]))
+        touching(layer.cell(g), [&](int r) { read[g] |= r == me; });
+  } else if (layer.size() > 0) {
     std::optional<Boundary<C>> own;
     if (known_boundary == nullptr) own.emplace(in.map, me, leaves, reach<S>());
     const Boundary<C>& boundary = known_boundary ? *known_boundary : *own;

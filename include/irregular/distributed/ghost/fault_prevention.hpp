@@ -1,7 +1,8 @@
 // Fault prevention (baiardi-collecting-remote-data §3.2): each owner applies the inverse stencil
 // to its own leaves and sends, unasked, every leaf that another rank may read, knowing only the
 // replicated ownership map and the levels that read (baiardi-2001 §5.2: I(op, l)). Safe (no
-// needed leaf is missed) and approximate: the surplus is counted as useless leaves.
+// needed leaf is missed) and approximate: the surplus is counted as useless leaves. Exact when
+// every leaf reads what it touches (detail/touching_ranks.hpp).
 #pragma once
 
 #include <irregular/distributed/ghost/collection.hpp>
@@ -122,6 +123,13 @@ struct FaultPrevention {
     static const auto hull = detail::hull_offsets<S>(C::arity);
     const LevelRange readers = in.options.readers;
     const irregular::detail::Boundary<C> boundary(map, me, leaves, irregular::detail::reach<S>());
+    std::vector<std::vector<std::size_t>> sends(static_cast<std::size_t>(p));
+    irregular::detail::Shipment<C> ship(in.payload);
+    if (irregular::detail::owner_decides<S, M>(in.options.contact, readers)) {  // exact
+      irregular::detail::touching_sends(in, boundary, sends);
+      return irregular::detail::finish<C, S>(in, sends, ship, &GhostStats::prevention, GhostStats{},
+                                             t0, &boundary);
+    }
     // A cell a coarser reader would be: a leaf, so whole on one rank.
     auto coarse_readers = [&](const Cell<C::dim>& cell, std::vector<int>& out) {
       detail::for_each_shift<C>(cell, S::inverse_offsets, in.periodic, [&](const Cell<C::dim>& nb) {
@@ -132,7 +140,6 @@ struct FaultPrevention {
     // Readers coarser than a private root are the same for every leaf in it: found once per root.
     std::vector<std::vector<int>> root_readers;
     std::vector<char> root_done;
-    std::vector<std::vector<std::size_t>> sends(static_cast<std::size_t>(p));
     std::vector<int> ranks;
     for (std::size_t i = 0; i < leaves.size(); ++i) {
       const int level = leaves.levels()[i];
@@ -182,7 +189,6 @@ struct FaultPrevention {
       ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
       for (int r : ranks) sends[static_cast<std::size_t>(r)].push_back(i);
     }
-    irregular::detail::Shipment<C> ship(in.payload);
     return irregular::detail::finish<C, S>(in, sends, ship, &GhostStats::prevention, GhostStats{},
                                            t0, &boundary);
   }

@@ -1,9 +1,10 @@
 // Informed fault prevention (baiardi-collecting-remote-data §3.3): a replicated-H-Tree extension
 // phase tells each neighbour the boundary leaves that may read its data (cell and level only),
-// then each owner sends exactly the leaves those readers read, with their values. The extension is
-// cached for the tree, the stencil and the reader levels; when they change only creations and
-// invalidations travel, and extend() tells several trees' readers in one phase (Fig. 2: one
-// extension per V-cycle).
+// then each owner sends exactly the leaves those readers read, with their values. When every
+// leaf reads what it touches, the map alone decides exactly (§3.2) and no extension is needed. The
+// extension is cached for the tree, the stencil and the reader levels; when they change only
+// creations and invalidations travel, and extend() tells several trees' readers in one phase (Fig.
+// 2: one extension per V-cycle).
 #pragma once
 
 #include <irregular/distributed/ghost/collection.hpp>
@@ -169,13 +170,23 @@ struct InformedFaultPrevention {
     const int p = in.comm.size();
     const auto& leaves = in.leaves;
     const LevelRange readers = in.options.readers;
+    std::vector<std::vector<std::size_t>> sends(static_cast<std::size_t>(p));
+    irregular::detail::Shipment<C> ship(in.payload);
+    // 0. When every leaf reads exactly what it touches, the map tells each owner who reads its
+    // leaves: the extension would carry nothing new, and each ghost travels once, unasked.
+    if (irregular::detail::owner_decides<S, M>(in.options.contact, readers)) {
+      const irregular::detail::Boundary<C> boundary(in.map, in.comm.rank(), leaves,
+                                                    irregular::detail::reach<S>());
+      irregular::detail::touching_sends(in, boundary, sends);
+      return irregular::detail::finish<C, S>(in, sends, ship, &GhostStats::prevention, GhostStats{},
+                                             t0, &boundary);
+    }
     // 1. Extension, unless the cache knows these readers under a stencil covering S.
     const ExtensionTree<C> tree{leaves, readers};
     GhostStats stats =
         extend<S>(in.comm, std::span<const ExtensionTree<C>>(&tree, 1), in.map, in.periodic,
                   in.generation, in.extension, in.tag, in.options.merge);
     // 2. Prevention: exactly the own leaves each known reader reads.
-    std::vector<std::vector<std::size_t>> sends(static_cast<std::size_t>(p));
     std::vector<std::size_t> ids;
     for (const auto& [src, heard] : in.extension.heard) {
       auto& s = sends[static_cast<std::size_t>(src)];
@@ -187,7 +198,6 @@ struct InformedFaultPrevention {
         s.insert(s.end(), ids.begin(), ids.end());
       }
     }
-    irregular::detail::Shipment<C> ship(in.payload);
     return irregular::detail::finish<C, S>(in, sends, ship, &GhostStats::prevention, stats, t0);
   }
 };

@@ -7,6 +7,7 @@
 
 #include <irregular/curve/hilbert.hpp>
 #include <irregular/curve/morton.hpp>
+#include <irregular/curve/peano.hpp>
 #include <irregular/distributed/partitioners/registry.hpp>
 #include <irregular/domain.hpp>
 
@@ -231,6 +232,13 @@ void check_strategies(Domain& d, irr::Contact contact = irr::Contact::stencil,
     const std::string n = name;
     if (n == "IFP" || (n == "RA" && contact == irr::Contact::stencil)) {
       REQUIRE(count_true(w, got == want) == 0);
+      // Under touching reads, with every level reading, the map decides: each ghost travels
+      // once, with no extension record before it.
+      if (n == "IFP" && contact != irr::Contact::stencil && readers == irr::LevelRange::all() &&
+          irr::detail::reads_every_touching_leaf<S>()) {
+        REQUIRE(sum(w, stats.extension.bytes) == 0);
+        REQUIRE(sum(w, stats.leaves_sent) == sum(w, want.size()));
+      }
     } else {  // a safe superset; the surplus is exactly what the strategy reports as useless
       const bool superset = std::includes(got.begin(), got.end(), want.begin(), want.end());
       REQUIRE(count_true(w, superset) == 0);
@@ -280,6 +288,16 @@ TEST_CASE("ghost sets equal brute force: periodic Hilbert (von Neumann) and peri
     d.build();
     check_strategies<irr::stencil::VonNeumann<2, 2>>(d);
     check_strategies<irr::stencil::VonNeumann<2, 2>>(d, irr::Contact::face);
+    // Touching reads on a periodic Hilbert map: the owners decide alone (no extension).
+    check_strategies<irr::stencil::Moore<2>>(d, irr::Contact::corner);
+    check_strategies<irr::stencil::Moore<2>>(d, irr::Contact::face);
+  }
+  {
+    using Domain = irr::IrregularDomain<Body<2>, irr::stencil::Moore<2>, irr::curve::Peano<2>>;
+    Domain d(w, unit2, irr::refine::max_elements(4), {.periodic = {false, true}});
+    d.insert(bodies<2>(700, 5, w));
+    d.build();
+    for (auto c : {irr::Contact::face, irr::Contact::corner}) check_strategies<irr::stencil::Moore<2>>(d, c);
   }
   {
     using Domain = irr::IrregularDomain<Body<3>, irr::stencil::Moore<3>, irr::curve::Morton<3>>;
@@ -287,7 +305,12 @@ TEST_CASE("ghost sets equal brute force: periodic Hilbert (von Neumann) and peri
     d.insert(bodies<3>(700, 11, w));
     d.build();
     check_strategies<irr::stencil::Moore<3>>(d);
-    check_strategies<irr::stencil::Moore<3>>(d, irr::Contact::edge);
+    for (auto c : {irr::Contact::face, irr::Contact::edge, irr::Contact::corner})
+      check_strategies<irr::stencil::Moore<3>>(d, c);
+    // Ghost levels restricted under touching reads.
+    const auto g = gather_leaves(d);
+    const int deepest = *std::max_element(g.levels.begin(), g.levels.end());
+    check_strategies<irr::stencil::Moore<3>>(d, irr::Contact::corner, irr::LevelRange{deepest - 1, deepest});
   }
 }
 
