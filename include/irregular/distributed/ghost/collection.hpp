@@ -7,9 +7,9 @@
 #include <irregular/core/concepts.hpp>
 #include <irregular/curve/interval.hpp>
 #include <irregular/distributed/ghost/detail/shipment.hpp>
-#include <irregular/distributed/ghost/detail/touching_ranks.hpp>
 #include <irregular/distributed/ghost/layer.hpp>
 #include <irregular/distributed/htree/local_leaves.hpp>
+#include <irregular/distributed/maps/detail/touching_ranks.hpp>
 #include <irregular/distributed/maps/ownership_map.hpp>
 #include <irregular/mpi/merged_exchange.hpp>
 #include <irregular/tree/contact.hpp>
@@ -202,21 +202,102 @@ void read_by(std::span<const typename C::index_type> starts, std::span<const std
   });
 }
 
-/// The sends when the map decides them exactly (owner_decides): every boundary leaf goes to the
-/// ranks holding a leaf it touches, with no extension and no useless leaf.
+/// Whether S reads every leaf touching a reader of any level: its offsets hold every neighbour
+/// of reach 1 and it reads same-level, coarser and finer leaves.
+template <Stencil S>
+constexpr bool reads_every_touching_leaf() {
+  if (!(S::same_level && S::coarser && S::finer)) return false;
+  constexpr auto D = static_cast<std::size_t>(S::dim);
+  std::array<int, D> o{};
+  for (std::size_t d = 0; d < D; ++d) o[d] = -1;
+  while (true) {
+    bool zero = true, found = false;
+    for (int x : o) zero = zero && x == 0;
+    for (const auto& s : S::offsets) {
+      bool same = true;
+      for (std::size_t d = 0; d < D; ++d) same = same && s[d] == o[d];
+      found = found || same;
+    }
+    if (!zero && !found) return false;
+    std::size_t d = 0;
+    while (d < D && ++o[d] > 1) o[d] = -1, ++d;
+    if (d == D) return true;
+  }
+}
+
+/// Whether a collection under S in `contact` with leaves of every level reading, under a map of
+/// type M, reads exactly the touching leaves of every local leaf: then TouchingRanks decides each
+/// owner's sends without an extension.
+template <Stencil S, class M>
+[[nodiscard]] constexpr bool owner_decides(Contact contact, LevelRange readers) {
+  if constexpr (!M::contiguous_segments || !reads_every_touching_leaf<S>()) {
+    return false;
+  } else {
+    return contact != Contact::stencil && readers.min <= 0 &&
+           readers.max >= M::curve_type::max_level;
+  }
+}
+
+/// The sends when the map decides them exactly (owner_decides): every local leaf goes to the
+/// ranks holding a leaf it touches, so no ghost is useless. From each private root down, a cell
+/// that no remote leaf touches is skipped with all its leaves (a remote leaf touching a leaf
+/// inside it touches it too): the work follows the part's boundary, not its volume.
 template <SpaceFillingCurve C, OwnershipMap M>
-void touching_sends(const CollectionInput<C, M>& in, const Boundary<C>& boundary,
-                    std::vector<std::vector<std::size_t>>& sends) {
+void touching_sends(const CollectionInput<C, M>& in, std::vector<std::vector<std::size_t>>& sends) {
+  constexpr int children = ipow<int>(C::arity, C::dim);
+  const auto& leaves = in.leaves;
+  const auto starts = leaves.starts();
   TouchingRanks<C, M> touching(in.map, in.comm.rank(), in.options.contact, in.periodic);
   std::vector<int> ranks;
-  for (std::size_t i : boundary.leaves()) {
-    if (!in.options.levels.contains(in.leaves.levels()[i])) continue;
+  using Directions = typename TouchingRanks<C, M>::Directions;
+  // Leaves [lo, hi) lie in cell x; `look` are the directions its parent met other ranks in.
+  auto visit = [&](auto&& self, const Cell<C::dim>& x, std::size_t lo, std::size_t hi,
+                   Directions look) -> void {
+    if (lo == hi || look == 0) return;
     ranks.clear();
-    touching(in.leaves.cell(i), [&](int r) { ranks.push_back(r); });
-    std::sort(ranks.begin(), ranks.end());
-    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-    for (int r : ranks) sends[static_cast<std::size_t>(r)].push_back(i);
-  }
+    const Directions hot = touching(
+        x, [&](int r) { ranks.push_back(r); }, look);
+    if (hot == 0) return;
+    if (hi - lo == 1 && leaves.levels()[lo] == x.level) {
+      if (!in.options.levels.contains(x.level)) return;
+      std::sort(ranks.begin(), ranks.end());
+      ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+      for (int r : ranks) sends[static_cast<std::size_t>(r)].push_back(lo);
+      return;
+    }
+    std::array<std::pair<typename C::index_type, Cell<C::dim>>, children> kids;
+    for (int pos = 0; pos < children; ++pos) {
+      Cell<C::dim> child;
+      child.level = x.level + 1;
+      for (int d = 0, t = pos; d < C::dim; ++d, t /= C::arity)
+        child.anchor[static_cast<std::size_t>(d)] =
+            x.anchor[static_cast<std::size_t>(d)] * static_cast<coord_t>(C::arity) +
+            static_cast<coord_t>(t % C::arity);
+      kids[static_cast<std::size_t>(pos)] = {curve::hnode_interval<C>(child).start, child};
+    }
+    std::sort(kids.begin(), kids.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::size_t k = 0; k < kids.size(); ++k) {
+      const std::size_t end =
+          k + 1 == kids.size()
+              ? hi
+              : static_cast<std::size_t>(
+                    std::lower_bound(starts.begin() + static_cast<std::ptrdiff_t>(lo),
+                                     starts.begin() + static_cast<std::ptrdiff_t>(hi),
+                                     kids[k + 1].first) -
+                    starts.begin());
+      self(self, kids[k].second, lo, end, touching.inherit(hot, kids[k].second));
+      lo = end;
+    }
+  };
+  if constexpr (M::contiguous_segments)  // owner_decides() holds only then
+    for (const auto& root : in.map.private_roots(in.comm.rank())) {
+      const auto iv = curve::hnode_interval<C>(root);
+      const auto first = std::lower_bound(starts.begin(), starts.end(), iv.start);
+      const auto last = std::lower_bound(first, starts.end(), iv.end);
+      visit(visit, root, static_cast<std::size_t>(first - starts.begin()),
+            static_cast<std::size_t>(last - starts.begin()), TouchingRanks<C, M>::every);
+    }
 }
 
 /// Calls f(rank) for every rank other than me that may hold data meeting cell c. With
@@ -243,12 +324,13 @@ void for_each_remote_holder(const M& map, const Cell<M::curve_type::dim>& c, int
 /// The last phase of every strategy once the send lists are known: the listed local leaves (with
 /// their values when the input carries a payload) travel to their partners in one merged
 /// exchange, or arrived already (request/answer); the layer is assembled in the owners' send
-/// order, the values put in place, and the ghosts no boundary leaf reads are counted as useless.
+/// order, the values put in place, and the ghosts no boundary leaf reads are counted as useless
+/// (none when `sent_by_touch`: every owner sent by touching_sends).
 template <SpaceFillingCurve C, Stencil S, OwnershipMap M>
 GhostLayer<C> finish(const CollectionInput<C, M>& in, std::vector<std::vector<std::size_t>>& sends,
                      Shipment<C>& ship, GhostPhase GhostStats::*record_phase, GhostStats stats,
                      std::chrono::steady_clock::time_point t0,
-                     const Boundary<C>* known_boundary = nullptr) {
+                     const Boundary<C>* known_boundary = nullptr, bool sent_by_touch = false) {
   using Record = typename GhostLayer<C>::Record;
   const int me = in.comm.rank();
   const auto& leaves = in.leaves;
@@ -288,15 +370,12 @@ GhostLayer<C> finish(const CollectionInput<C, M>& in, std::vector<std::vector<st
   auto layer = GhostLayer<C>::assemble(me, sends, sources, offsets, records, in.generation);
   ship.place(layer);
 
-  // Useless ghosts: read by no local leaf. When the map decides reads, a ghost is read iff a
-  // local leaf touches it, which the map answers per ghost; otherwise only boundary leaves can
-  // read a ghost, and each is asked.
+  // Useless ghosts: read by no local leaf. When the owners sent by touching_sends, only leaves
+  // a leaf of this rank touches: none (the tests check the sets against brute force).
+  // Otherwise only boundary leaves can read a ghost, and each is asked.
   std::vector<char> read(layer.size(), 0);
-  if (layer.size() > 0 && owner_decides<S, M>(in.options.contact, in.options.readers)) {
-    TouchingRanks<C, M> touching(in.map, -1, in.options.contact, in.periodic);
-    for (std::size_t g = 0; g < layer.size(); ++g)
-      if (in.options.levels.contains(layer.levels()[g]))
-        touching(layer.cell(g), [&](int r) { read[g] |= r == me; });
+  if (sent_by_touch) {
+    std::fill(read.begin(), read.end(), char{1});
   } else if (layer.size() > 0) {
     std::optional<Boundary<C>> own;
     if (known_boundary == nullptr) own.emplace(in.map, me, leaves, reach<S>());

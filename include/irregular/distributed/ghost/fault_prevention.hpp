@@ -122,14 +122,14 @@ struct FaultPrevention {
     const auto& map = in.map;
     static const auto hull = detail::hull_offsets<S>(C::arity);
     const LevelRange readers = in.options.readers;
-    const irregular::detail::Boundary<C> boundary(map, me, leaves, irregular::detail::reach<S>());
     std::vector<std::vector<std::size_t>> sends(static_cast<std::size_t>(p));
     irregular::detail::Shipment<C> ship(in.payload);
     if (irregular::detail::owner_decides<S, M>(in.options.contact, readers)) {  // exact
-      irregular::detail::touching_sends(in, boundary, sends);
+      irregular::detail::touching_sends(in, sends);
       return irregular::detail::finish<C, S>(in, sends, ship, &GhostStats::prevention, GhostStats{},
-                                             t0, &boundary);
+                                             t0, nullptr, true);
     }
+    const irregular::detail::Boundary<C> boundary(map, me, leaves, irregular::detail::reach<S>());
     // A cell a coarser reader would be: a leaf, so whole on one rank.
     auto coarse_readers = [&](const Cell<C::dim>& cell, std::vector<int>& out) {
       detail::for_each_shift<C>(cell, S::inverse_offsets, in.periodic, [&](const Cell<C::dim>& nb) {

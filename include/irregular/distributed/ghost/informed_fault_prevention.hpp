@@ -175,11 +175,9 @@ struct InformedFaultPrevention {
     // 0. When every leaf reads exactly what it touches, the map tells each owner who reads its
     // leaves: the extension would carry nothing new, and each ghost travels once, unasked.
     if (irregular::detail::owner_decides<S, M>(in.options.contact, readers)) {
-      const irregular::detail::Boundary<C> boundary(in.map, in.comm.rank(), leaves,
-                                                    irregular::detail::reach<S>());
-      irregular::detail::touching_sends(in, boundary, sends);
+      irregular::detail::touching_sends(in, sends);
       return irregular::detail::finish<C, S>(in, sends, ship, &GhostStats::prevention, GhostStats{},
-                                             t0, &boundary);
+                                             t0, nullptr, true);
     }
     // 1. Extension, unless the cache knows these readers under a stencil covering S.
     const ExtensionTree<C> tree{leaves, readers};

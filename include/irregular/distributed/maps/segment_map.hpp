@@ -12,6 +12,7 @@
 #include <irregular/curve/morton.hpp>
 #include <irregular/curve/peano.hpp>
 #include <irregular/distributed/maps/detail/aligned_cover.hpp>
+#include <irregular/distributed/maps/detail/touching_ranks.hpp>
 #include <irregular/distributed/maps/ownership_map.hpp>
 #include <irregular/tree/stencil.hpp>
 
@@ -141,36 +142,8 @@ class SegmentMap {
   /// sub-cells that touch the root, so the answer is exact, not a superset.
   [[nodiscard]] std::vector<int> neighbour_ranks(int rank, Periodicity<dim> per = {}) const {
     std::vector<int> out;
-    int combos = 1;
-    for (int d = 0; d < dim; ++d) combos *= 3;
-    for (const auto& root : private_roots(rank)) {
-      const coord_t n = ipow<coord_t>(static_cast<coord_t>(C::arity), root.level);
-      for (int m = 0; m < combos; ++m) {
-        Cell<dim> nb = root;
-        bool inside = true, self = true;
-        for (int d = 0, t = m; d < dim; ++d, t /= 3) {
-          const int off = t % 3 - 1;
-          if (off == 0) continue;
-          self = false;
-          if (off < 0) {
-            if (nb.anchor[d] > 0)
-              --nb.anchor[d];
-            else if (per[d])
-              nb.anchor[d] = n - 1;
-            else
-              inside = false;
-          } else {
-            if (nb.anchor[d] + 1 < n)
-              ++nb.anchor[d];
-            else if (per[d])
-              nb.anchor[d] = 0;
-            else
-              inside = false;
-          }
-        }
-        if (!self && inside) collect_touching(nb, root, rank, per, out);
-      }
-    }
+    detail::TouchingRanks<C, SegmentMap> touching(*this, rank, Contact::corner, per);
+    for (const auto& root : private_roots(rank)) touching(root, [&](int r) { out.push_back(r); });
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
@@ -194,48 +167,6 @@ class SegmentMap {
   }
 
  private:
-  /// Do the closed boxes of two cells meet (share at least a corner), with wrap-around on the
-  /// periodic axes? Compared at the finer level; 128-bit arithmetic, since arity^max_level may
-  /// not fit a signed 64-bit integer.
-  static bool touches(const Cell<dim>& a, const Cell<dim>& b,
-                      const Periodicity<dim>& per) noexcept {
-    __extension__ typedef __int128 wide;
-    const int m = std::max(a.level, b.level);
-    const wide n = static_cast<wide>(ipow<uint128_t>(static_cast<uint128_t>(C::arity), m));
-    const wide fa = static_cast<wide>(ipow<coord_t>(static_cast<coord_t>(C::arity), m - a.level));
-    const wide fb = static_cast<wide>(ipow<coord_t>(static_cast<coord_t>(C::arity), m - b.level));
-    for (int d = 0; d < dim; ++d) {
-      const wide a0 = static_cast<wide>(a.anchor[d]) * fa, b0 = static_cast<wide>(b.anchor[d]) * fb;
-      bool meet = false;
-      for (int k = per[d] ? -1 : 0; k <= (per[d] ? 1 : 0) && !meet; ++k) {
-        const wide s = b0 + k * n;
-        meet = s <= a0 + fa && a0 <= s + fb;
-      }
-      if (!meet) return false;
-    }
-    return true;
-  }
-
-  /// Adds the owners (other than rank) of the parts of `x` that touch `root`.
-  void collect_touching(const Cell<dim>& x, const Cell<dim>& root, int rank,
-                        const Periodicity<dim>& per, std::vector<int>& out) const {
-    const auto ow = owners(x);
-    if (ow.size() <= 1 || x.level >= C::max_level) {
-      for (int k : ow)
-        if (k != rank) out.push_back(k);
-      return;
-    }
-    const int children = ipow<int>(C::arity, dim);
-    for (int pos = 0; pos < children; ++pos) {
-      Cell<dim> child;
-      child.level = x.level + 1;
-      for (int d = 0, t = pos; d < dim; ++d, t /= C::arity)
-        child.anchor[d] =
-            x.anchor[d] * static_cast<coord_t>(C::arity) + static_cast<coord_t>(t % C::arity);
-      if (touches(child, root, per)) collect_touching(child, root, rank, per, out);
-    }
-  }
-
   std::vector<index_type> splitters_;
 };
 

@@ -1,17 +1,14 @@
-// Fault prevention made exact by the replicated map (baiardi-collecting-remote-data §3.2: "if the
-// information in the replicated H-Tree allows an accurate approximation"): when every leaf reads
-// exactly the leaves it touches, an owner knows from the segments alone which ranks read a leaf.
-// Leaves tile the domain and each is held whole, so a leaf of rank r touches cell q iff r owns a
-// finest cell beside q; the search descends into q's neighbours only where a segment ends.
+// The ranks whose leaves touch a cell, from a map of curve segments alone: leaves tile the
+// domain and each is held whole, so a leaf of rank r touches cell q iff r owns a finest cell
+// beside q. The search descends into q's neighbours only where a segment ends. Serves the
+// segment map's neighbour ranks and the ghost collections under touching reads.
 #pragma once
 
 #include <irregular/core/cell.hpp>
 #include <irregular/core/concepts.hpp>
 #include <irregular/curve/interval.hpp>
-#include <irregular/distributed/ghost/layer.hpp>
 #include <irregular/tree/contact.hpp>
 #include <irregular/tree/detail/curve_math.hpp>
-#include <irregular/tree/stencil.hpp>
 
 #include <array>
 #include <cstddef>
@@ -20,49 +17,19 @@
 
 namespace irregular::detail {
 
-/// Whether S reads every leaf touching a reader of any level: its offsets hold every neighbour
-/// of reach 1 and it reads same-level, coarser and finer leaves.
-template <Stencil S>
-constexpr bool reads_every_touching_leaf() {
-  if (!(S::same_level && S::coarser && S::finer)) return false;
-  constexpr auto D = static_cast<std::size_t>(S::dim);
-  std::array<int, D> o{};
-  for (std::size_t d = 0; d < D; ++d) o[d] = -1;
-  while (true) {
-    bool zero = true, found = false;
-    for (int x : o) zero = zero && x == 0;
-    for (const auto& s : S::offsets) {
-      bool same = true;
-      for (std::size_t d = 0; d < D; ++d) same = same && s[d] == o[d];
-      found = found || same;
-    }
-    if (!zero && !found) return false;
-    std::size_t d = 0;
-    while (d < D && ++o[d] > 1) o[d] = -1, ++d;
-    if (d == D) return true;
-  }
-}
-
-/// Whether a collection under S in `contact` with leaves of every level reading, under a map of
-/// type M, reads exactly the touching leaves of every local leaf: then TouchingRanks decides each
-/// owner's sends without an extension.
-template <Stencil S, class M>
-[[nodiscard]] constexpr bool owner_decides(Contact contact, LevelRange readers) {
-  if constexpr (!M::contiguous_segments || !reads_every_touching_leaf<S>()) {
-    return false;
-  } else {
-    return contact != Contact::stencil && readers.min <= 0 &&
-           readers.max >= M::curve_type::max_level;
-  }
-}
-
-/// The ranks other than `me` holding a leaf in `contact` with a cell, from a contiguous map.
+/// The ranks other than `me` holding a leaf in `contact` with a cell, from a map of curve
+/// segments (`owner(index)`).
 template <SpaceFillingCurve C, class M>
 class TouchingRanks {
   static constexpr auto D = static_cast<std::size_t>(C::dim);
   using Offset = std::array<int, D>;
 
  public:
+  /// A set of directions: bit k for the offset whose digits (o_d + 1) in base 3 spell k.
+  using Directions = std::uint32_t;
+  /// Every direction.
+  static constexpr Directions every = ~Directions{0};
+
   TouchingRanks(const M& map, int me, Contact contact, Periodicity<C::dim> per)
       : map_(map), me_(me), per_(per) {
     // Face contact needs a shared (D-1)-face: only directions with one non-zero component;
@@ -80,11 +47,14 @@ class TouchingRanks {
     }
   }
 
-  /// Calls f(r) for every rank r != me with a leaf in contact with q (a rank may come twice).
+  /// Calls f(r) for every rank r != me with a leaf in contact with q (a rank may come twice),
+  /// looking only in the directions of `only`; returns those where it found one.
   template <class F>
-  void operator()(const Cell<C::dim>& q, F&& f) {
+  Directions operator()(const Cell<C::dim>& q, F&& f, Directions only = every) {
     const auto n = static_cast<std::int64_t>(detail::axis_cells<C>(q.level));
+    Directions found = 0;
     for (const Offset& o : directions_) {
+      if (!((only >> bit(o)) & 1)) continue;
       Cell<C::dim> nb;
       nb.level = q.level;
       bool inside = true;
@@ -96,15 +66,43 @@ class TouchingRanks {
         }
         nb.anchor[d] = static_cast<coord_t>(x);
       }
-      if (inside) visit(nb, o, f);
+      if (inside && visit(nb, o, f)) found |= Directions{1} << bit(o);
     }
+    return found;
+  }
+
+  /// The directions worth looking in from `child`, when `hot` are those where its parent met
+  /// another rank: the part beside the child in direction o lies inside the parent or inside the
+  /// part beside the parent in direction o', o with the axes it does not leave the parent along
+  /// set to 0.
+  [[nodiscard]] Directions inherit(Directions hot, const Cell<C::dim>& child) const {
+    Directions out = 0;
+    for (const Offset& o : directions_) {
+      Offset up{};
+      bool leaves = false;
+      for (std::size_t d = 0; d < D; ++d) {
+        const int pos = static_cast<int>(child.anchor[d] % static_cast<coord_t>(C::arity));
+        const bool across = pos + o[d] < 0 || pos + o[d] >= C::arity;
+        up[d] = across ? o[d] : 0;
+        leaves = leaves || across;
+      }
+      if (leaves && ((hot >> bit(up)) & 1)) out |= Directions{1} << bit(o);
+    }
+    return out;
   }
 
  private:
   // The part of nb that lies beside q (toward -o): one owner decides it, else its children
   // beside q are visited.
+  static int bit(const Offset& o) {
+    int k = 0;
+    for (std::size_t d = D; d-- > 0;) k = 3 * k + o[d] + 1;
+    return k;
+  }
+
   template <class F>
-  void visit(const Cell<C::dim>& nb, const Offset& o, F& f) {
+  bool visit(const Cell<C::dim>& nb, const Offset& o, F& f) {
+    bool found = false;
     stack_.clear();
     stack_.push_back(nb);
     while (!stack_.empty()) {
@@ -113,7 +111,10 @@ class TouchingRanks {
       const auto iv = curve::hnode_interval<C>(c);
       const int a = map_.owner(iv.start);
       if (a == map_.owner(iv.end - 1)) {
-        if (a != me_) f(a);
+        if (a != me_) {
+          f(a);
+          found = true;
+        }
         continue;
       }
       // Children beside q: along an axis with o_d = +1 the lowest layer, -1 the highest, 0 all.
@@ -135,6 +136,7 @@ class TouchingRanks {
         if (d == D) break;
       }
     }
+    return found;
   }
 
   const M& map_;
