@@ -12,6 +12,7 @@
 #include <irregular/tree/detail/adapt.hpp>
 #include <irregular/tree/detail/curve_math.hpp>
 #include <irregular/tree/detail/linear_tree.hpp>
+#include <irregular/tree/detail/refine_cells.hpp>
 #include <irregular/tree/linear_leaves.hpp>
 #include <irregular/tree/stencil.hpp>
 
@@ -188,11 +189,13 @@ class CellTree : public LinearLeaves<C> {
   /// Refines toward a predicate in one pass, as HTree::build does: every leaf below max_level for
   /// which split holds is split, and so is every new cell below max_level for which it holds,
   /// recursively. split is split(const Cell<D>&) or split(const Cell<D>&, const Data&); a new
-  /// cell's data is init(const Data& parent, const Cell<D>& child), made before split sees it.
-  /// Gives the tree that repeated mark-and-adapt passes give, without a pass per level. Marks are
-  /// cleared. Returns the number of cells split (old leaves and new cells). Throws
-  /// invalid_argument if max_level is outside [0, C::max_level]; if a callback throws, the tree
-  /// is unchanged.
+  /// cell's data is init(const Data& parent, const Cell<D>& child), called once per new cell,
+  /// parents before children, in curve order: before split sees the cell with split(cell, data);
+  /// with split(cell), data wider than 8 bytes are made after every split is decided
+  /// (tree/detail/refine_cells.hpp). Gives the tree that repeated mark-and-adapt passes give,
+  /// without a pass per level. Marks are cleared. Returns the number of cells split (old leaves
+  /// and new cells). Throws invalid_argument if max_level is outside [0, C::max_level]; if a
+  /// callback throws, the tree is unchanged.
   template <class Split, class Init>
   std::size_t refine(Split&& split, int max_level, Init&& init) {
     constexpr bool with_data =
@@ -206,54 +209,14 @@ class CellTree : public LinearLeaves<C> {
     if (max_level < 0 || max_level > C::max_level)
       throw invalid_argument("irregular::CellTree::refine: max_level " + std::to_string(max_level) +
                              " outside [0, " + std::to_string(C::max_level) + "]");
-    // Phase 1 (callbacks may throw; members untouched): the new leaves, and data for the new
-    // ones only; `split_leaves` lists the old leaves that were split.
-    RefineWork w;
-    w.starts.reserve(this->size());
-    w.levels.reserve(this->size());
-    std::vector<std::size_t> split_leaves;
-    std::size_t n_split = 0;
-    for (std::size_t i = 0; i < this->size(); ++i) {
-      const int lv = this->level(i);
-      if (lv < max_level) {
-        const Cell<C::dim> c = detail::cell_at<C>(this->start(i), lv);
-        bool yes;
-        if constexpr (with_data)
-          yes = split(c, std::as_const(data_[i]));
-        else
-          yes = split(c);
-        if (yes) {
-          split_leaves.push_back(i);
-          n_split += 1 + refine_rec<with_data>(c, state_of(this->start(i), lv), this->start(i),
-                                               std::as_const(data_[i]), split, max_level, init, w);
-          continue;
-        }
-      }
-      w.starts.push_back(this->start(i));
-      w.levels.push_back(static_cast<std::uint8_t>(lv));
+    auto r = detail::refine_cells<C, with_data>(this->starts(), this->levels(),
+                                                std::span<Data>(data_), split, max_level, init);
+    if (r.n_split > 0) {
+      this->assign(std::move(r.starts), std::move(r.levels));
+      data_ = std::move(r.data);
     }
-    if (split_leaves.empty()) {
-      clear_marks();
-      return 0;
-    }
-    // Phase 2: assemble by moving.
-    std::vector<Data> nd;
-    nd.reserve(w.starts.size());
-    std::size_t k = 0, f = 0, j = 0;
-    for (std::size_t i = 0; i < this->size(); ++i) {
-      if (k < split_leaves.size() && split_leaves[k] == i) {
-        const index_type e = this->end(i);
-        for (; j < w.starts.size() && w.starts[j] < e; ++j) nd.push_back(std::move(w.data[f++]));
-        ++k;
-      } else {
-        nd.push_back(std::move(data_[i]));
-        ++j;
-      }
-    }
-    this->assign(std::move(w.starts), std::move(w.levels));
-    data_ = std::move(nd);
     marks_.assign(this->size(), Mark::keep);
-    return n_split;
+    return r.n_split;
   }
 
   /// Refines to the coarsest 2:1 balanced tree (see balance_leaves); new leaves get data by
@@ -286,52 +249,6 @@ class CellTree : public LinearLeaves<C> {
 
  private:
   explicit CellTree(int /*empty*/) {}
-
-  struct RefineWork {
-    std::vector<index_type> starts;
-    std::vector<std::uint8_t> levels;
-    std::vector<Data> data;  // of the new leaves only
-  };
-
-  // The curve state of the cell at (start, lv): follows its digits down from the root.
-  static typename C::state_type state_of(index_type start, int lv) noexcept {
-    auto st = C::root_state();
-    for (int l = 1; l <= lv; ++l)
-      st = C::child_state(st, static_cast<int>((start / detail::span_at<C>(l)) %
-                                               static_cast<index_type>(detail::children_of<C>)));
-    return st;
-  }
-
-  // Children of a split cell, split again where the predicate says; returns the cells split below.
-  template <bool WithData, class Split, class Init>
-  static std::size_t refine_rec(const Cell<C::dim>& cell, typename C::state_type state,
-                                index_type start, const Data& d, Split& split, int max_level,
-                                Init& init, RefineWork& w) {
-    const index_type cs = detail::span_at<C>(cell.level + 1);
-    std::size_t n = 0;
-    index_type s = start;
-    for (int k = 0; k < detail::children_of<C>; ++k, s += cs) {
-      const Cell<C::dim> ch =
-          detail::child_at_position<C>(cell, static_cast<int>(C::child_position(state, k)));
-      Data cd = init(d, ch);
-      bool yes = false;
-      if (ch.level < max_level) {
-        if constexpr (WithData)
-          yes = split(ch, std::as_const(cd));
-        else
-          yes = split(ch);
-      }
-      if (yes) {
-        n += 1 +
-             refine_rec<WithData>(ch, C::child_state(state, k), s, cd, split, max_level, init, w);
-      } else {
-        w.starts.push_back(s);
-        w.levels.push_back(static_cast<std::uint8_t>(ch.level));
-        w.data.push_back(std::move(cd));
-      }
-    }
-    return n;
-  }
 
   template <class Refine>
   static void descend(const LeafArrays<index_type>& b, std::size_t& j, index_type start, int lv,
