@@ -228,6 +228,29 @@ class GhostLayer : public LinearLeaves<C> {
 
   // ---- moving values along the schedule ------------------------------------------------------
 
+  /// Readies exchange() for values of T with these offsets: the buffers of `old` (the layer this
+  /// one replaces) are taken over and sized for this schedule, so the first exchange after a
+  /// collection allocates and faults in nothing more than later ones (raw types). The buffers
+  /// never exceed the largest exchange served.
+  template <class T>
+  void prepare_exchange(GhostLayer& old, std::span<const std::size_t> local_offsets,
+                        std::span<const std::size_t> ghost_offsets) {
+    std::swap(send_bytes_, old.send_bytes_);
+    std::swap(recv_bytes_, old.recv_bytes_);
+    std::swap(recv_at_, old.recv_at_);
+    if constexpr (mpi::is_raw_transportable<T>) {
+      std::size_t packing = 0, staged = 0;
+      for (std::size_t k = 0; k < send_ranks_.size(); ++k)
+        if (!send_runs_[k]) packing += volume(send_leaves(k), local_offsets) * sizeof(T);
+      for (std::size_t k = 0; k < recv_ranks_.size(); ++k)
+        if (!recv_runs_[k]) staged += volume(recv_ghosts(k), ghost_offsets) * sizeof(T);
+      if (send_bytes_.size() < packing) send_bytes_.resize(packing);
+      if (recv_bytes_.size() < staged) recv_bytes_.resize(staged);
+      recv_at_.reserve(recv_ranks_.size());
+      requests_.reserve(send_ranks_.size() + recv_ranks_.size());
+    }
+  }
+
   /// Sends the values of the scheduled local leaves to their partners and receives the values of
   /// every ghost: local leaf i's values are local[local_offsets[i] .. local_offsets[i+1]), ghost
   /// g's land in ghost[ghost_offsets[g] ..). One message per partner, receives straight into
@@ -334,9 +357,12 @@ class GhostLayer : public LinearLeaves<C> {
         } else {
           src = send_bytes_.data() + at;
           for (std::size_t id : ids) {
-            const std::size_t run = (from_offsets[id + 1] - from_offsets[id]) * w;
-            std::memcpy(send_bytes_.data() + at, from.data() + from_offsets[id], run);
-            at += run;
+            const std::size_t first = from_offsets[id], count = from_offsets[id + 1] - first;
+            if (count == 1)  // one value (cell data): a copy of constant size, inlined
+              std::memcpy(send_bytes_.data() + at, from.data() + first, w);
+            else
+              std::memcpy(send_bytes_.data() + at, from.data() + first, count * w);
+            at += count * w;
           }
         }
         requests_.send(comm, src, n, out_ranks[k], tag);

@@ -74,6 +74,7 @@ class GhostStore {
     std::vector<T> values;
     std::vector<std::size_t> offsets;
     layer.stats().values = size_and_fill(tree, layer, local, raw, values, offsets);
+    layer.template prepare_exchange<T>(layer_, local.offsets, offsets);
     layer_ = std::move(layer);
     values_ = std::move(values);
     offsets_ = std::move(offsets);
