@@ -1,18 +1,24 @@
 // Anchors: partition_points (serial and distributed) and the domain build against Zoltan (HSFC,
-// RCB) and p4est, side by side in one run, on the same seeded weighted points. Zoltan and p4est
+// RCB) and p4est, side by side in one run, on the same seeded weighted points. The serial call is
+// also timed beside the same job composed by hand from the library's public pieces (curve keys,
+// sort_by_key, PrefixSums + nicol_plus), repeats alternated with Zoltan HSFC's. Zoltan and p4est
 // are used only when installed (IRREGULAR_HAVE_ZOLTAN / IRREGULAR_HAVE_P4EST); otherwise the
 // bench says so and measures ours alone. The p4est anchor mesh (244,054 leaves at level 14) is
-// built without p4est too, and our rebalance() on it is timed beside p4est_partition. Run under `mpiexec -n 2`.
-// Usage: mpiexec -n 2 bench_anchors [--quick] [--mesh-only]  (--mesh-only: the p4est anchor mesh alone)
-#include <irregular/irregular.hpp>
+// built without p4est too, and our rebalance() on it is timed beside p4est_partition. Run under
+// `mpiexec -n 2`. Usage: mpiexec -n 2 bench_anchors [--quick] [--mesh-only]  (--mesh-only: the
+// p4est anchor mesh alone)
 #include <irregular/distributed/partitioners/partition_points.hpp>
+#include <irregular/irregular.hpp>
+#include <irregular/partition/nicol_plus.hpp>
 #include <irregular/tree/partition_points.hpp>
-#include "detail/circle_mesh.hpp"
-#include "detail/timing.hpp"
+#include <irregular/tree/sort.hpp>
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/environment.hpp>
+
+#include "detail/circle_mesh.hpp"
+#include "detail/timing.hpp"
 
 #ifdef IRREGULAR_HAVE_ZOLTAN
 #include <zoltan.h>
@@ -32,6 +38,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -73,7 +80,7 @@ struct Quality {
 
 // max/avg - 1 and empty parts of an assignment (global, from each rank's local part ids).
 [[maybe_unused]] Quality quality(const mpi::communicator& comm, const std::vector<int>& part,
-                const std::vector<double>& w, std::size_t parts) {
+                                 const std::vector<double>& w, std::size_t parts) {
   std::vector<double> load(parts, 0.0), all(parts, 0.0);
   std::vector<double> count(parts, 0.0), call(parts, 0.0);
   for (std::size_t i = 0; i < part.size(); ++i) {
@@ -100,20 +107,43 @@ struct Row {
   double seconds = 0;
   Quality q;
   std::string note;
+  double cpu = 0;  // median CPU seconds of the calling thread (max over ranks); 0: not measured
 };
 
 std::vector<Row> g_rows;
 
+// Milliseconds with 2 decimals, "-" for a figure not measured (0).
+std::string ms_or_dash(double seconds) {
+  if (!(seconds > 0)) return "-";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f", seconds * 1e3);
+  return b;
+}
+
 void print_rows(const mpi::communicator& world, const char* title) {
   if (world.rank() == 0) {
-    std::printf("\n### %s\n\n| method | N | parts | ranks | time (ms) | imbalance | empty parts | note |\n"
-                "|---|---:|---:|---:|---:|---:|---:|---|\n", title);
+    std::printf(
+        "\n### %s\n\n| method | N | parts | ranks | wall (ms) | CPU (ms) | imbalance | empty parts "
+        "| note |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+        title);
     for (const auto& r : g_rows)
-      std::printf("| %s | %zu | %zu | %d | %.2f | %.4f | %zu | %s |\n", r.what.c_str(), r.n, r.parts,
-                  r.ranks, r.seconds * 1e3, r.q.imbalance, r.q.empty, r.note.c_str());
+      std::printf("| %s | %zu | %zu | %d | %.2f | %s | %.4f | %zu | %s |\n", r.what.c_str(), r.n,
+                  r.parts, r.ranks, r.seconds * 1e3, ms_or_dash(r.cpu).c_str(), r.q.imbalance,
+                  r.q.empty, r.note.c_str());
     std::fflush(stdout);
   }
   g_rows.clear();
+}
+
+// A barrier that waits asleep: while rank 0 times the serial rows alone, the other ranks would
+// otherwise spin in MPI on the cores it runs on.
+void idle_barrier(const mpi::communicator& comm) {
+  MPI_Request req;
+  MPI_Ibarrier(MPI_Comm(comm), &req);
+  int done = 0;
+  for (MPI_Test(&req, &done, MPI_STATUS_IGNORE); !done; MPI_Test(&req, &done, MPI_STATUS_IGNORE))
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 struct Config {
@@ -122,33 +152,156 @@ struct Config {
 
 // ---- ours ---------------------------------------------------------------------------------
 
-Row ours_serial(const std::vector<Pt>& pts, const std::vector<double>& w, std::size_t parts, Config cfg) {
+// The same job by hand from the library's public pieces: finest Hilbert keys (Box::cell_of +
+// Curve::index), a stable sort of the point indices by key (irregular::sort_by_key: ties keep
+// input order, like the call), the weights in curve order, PrefixSums + nicol_plus (the optimal
+// bottleneck with balanced separators), part ids. The separators may differ from the call's
+// canonical ones; the bottleneck may not.
+struct HandResult {
+  std::vector<std::uint32_t> part;
+  double bottleneck = 0;
+};
+
+HandResult hand_composition(const std::vector<Pt>& pts, const std::vector<double>& w,
+                            std::size_t parts) {
   const irr::Box<2> box{{0, 0}, {1, 1}};
-  std::vector<double> t;
-  irr::PointPartition r;
-  for (int rep = 0; rep < cfg.warmups + cfg.reps; ++rep) {
-    const double t0 = now_s();
-    r = irr::partition_points<Curve>(box, pts, w, parts);
-    if (rep >= cfg.warmups) t.push_back(now_s() - t0);
+  const std::size_t n = pts.size();
+  const irr::coord_t cells = irr::coord_t{1} << Curve::max_level;
+  std::vector<Curve::index_type> keys(n);
+  std::vector<std::uint32_t> idx(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    keys[i] = Curve::index(box.cell_of(pts[i], Curve::max_level, cells));
+    idx[i] = static_cast<std::uint32_t>(i);
   }
-  return {"irregular partition_points (serial, Hilbert)", pts.size(), parts, 1, median(t),
-          {r.imbalance(), r.empty_parts()}, ""};
+  irr::sort_by_key(idx, keys);
+  std::vector<double> chain(n);
+  for (std::size_t i = 0; i < n; ++i) chain[i] = w[idx[i]];
+  const irr::partition::PrefixSums<double> ps{std::span<const double>(chain)};
+  const auto cut = irr::partition::nicol_plus(ps, parts);
+  HandResult r;
+  r.part.resize(n);
+  for (std::size_t k = 0; k < parts; ++k)
+    for (std::size_t i = cut.separators[k]; i < cut.separators[k + 1]; ++i)
+      r.part[idx[i]] = static_cast<std::uint32_t>(k);
+  r.bottleneck = static_cast<double>(cut.bottleneck);
+  return r;
+}
+
+#ifdef IRREGULAR_HAVE_ZOLTAN
+Row zoltan(const mpi::communicator& comm, const char* method, const std::vector<Pt>& mine,
+           const std::vector<double>& w, std::uint64_t first_gid, std::size_t n, std::size_t parts,
+           Config cfg);
+#endif
+
+// Serial: the call, the hand composition and Zoltan HSFC, one repeat of each in turn (a load
+// spike on the shared machine then hits all three alike), medians of wall and CPU time. Adds
+// their rows to g_rows and returns a line comparing them.
+std::string serial_trio(const mpi::communicator& self, const std::vector<Pt>& pts,
+                        const std::vector<double>& w, std::size_t parts, Config cfg,
+                        bool have_zoltan) {
+  const irr::Box<2> box{{0, 0}, {1, 1}};
+  const std::size_t n = pts.size();
+  std::vector<double> t_call, t_hand, c_call, c_hand;
+  irr::PointPartition r;
+  HandResult h;
+  Row z_row;
+  std::vector<double> t_z, c_z;
+  for (int rep = 0; rep < cfg.warmups + cfg.reps; ++rep) {
+    const bool keep = rep >= cfg.warmups;
+    double t0 = now_s(), c0 = cpu_now_s();
+    r = irr::partition_points<Curve>(box, pts, w, parts);
+    double c1 = cpu_now_s(), t1 = now_s();
+    if (keep) t_call.push_back(t1 - t0), c_call.push_back(c1 - c0);
+    t0 = now_s(), c0 = cpu_now_s();
+    h = hand_composition(pts, w, parts);
+    c1 = cpu_now_s(), t1 = now_s();
+    if (keep) t_hand.push_back(t1 - t0), c_hand.push_back(c1 - c0);
+#ifdef IRREGULAR_HAVE_ZOLTAN
+    if (have_zoltan) {
+      z_row = zoltan(self, "HSFC", pts, w, 0, n, parts, Config{0, 1});
+      if (keep) t_z.push_back(z_row.seconds), c_z.push_back(z_row.cpu);
+    }
+#else
+    (void)self;
+    (void)have_zoltan;
+#endif
+  }
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < n; ++i) differ += r.part[i] != h.part[i];
+  const bool same_bottleneck = r.bottleneck == h.bottleneck;
+  const double call = median(t_call), hand = median(t_hand);
+  Row call_row{"irregular partition_points (serial, Hilbert)",
+               n,
+               parts,
+               1,
+               call,
+               {r.imbalance(), r.empty_parts()},
+               "",
+               median(c_call)};
+  Quality hq;
+  {
+    std::vector<double> load(parts, 0.0);
+    std::vector<std::size_t> count(parts, 0);
+    for (std::size_t i = 0; i < n; ++i) load[h.part[i]] += w[i], ++count[h.part[i]];
+    double total = 0, mx = 0;
+    for (std::size_t k = 0; k < parts; ++k)
+      total += load[k], mx = std::max(mx, load[k]), hq.empty += count[k] == 0;
+    hq.imbalance = total > 0 ? mx / (total / static_cast<double>(parts)) - 1 : 0;
+  }
+  Row hand_row{"hand composition of the library's public pieces (keys, sort_by_key, nicol_plus)",
+               n,
+               parts,
+               1,
+               hand,
+               hq,
+               "same bottleneck as the call: " + std::string(same_bottleneck ? "yes" : "NO") +
+                   "; " + std::to_string(differ) +
+                   " points in another part (balanced vs canonical separators)",
+               median(c_hand)};
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "N = %zu: call / hand = %.3fx wall, %.3fx CPU (target <= 1.1x: %s)", n, call / hand,
+                median(c_call) / median(c_hand), call <= 1.1 * hand ? "met" : "NOT met");
+  std::string out = line;
+  call_row.note = "call / hand " + std::to_string(call / hand).substr(0, 5) + "x";
+  if (!t_z.empty()) {
+    const double z = median(t_z);
+    z_row.seconds = z;
+    z_row.cpu = median(c_z);
+    std::snprintf(line, sizeof line,
+                  "; call / Zoltan HSFC = %.3fx wall, %.3fx CPU (target <= 0.10x: %s)", call / z,
+                  call_row.cpu / z_row.cpu, call <= 0.10 * z ? "met" : "NOT met");
+    out += line;
+    call_row.note += "; call / Zoltan HSFC " + std::to_string(call / z).substr(0, 5) + "x";
+  }
+  if (!same_bottleneck) out += "; the hand composition's bottleneck DIFFERS";
+  g_rows.push_back(call_row);
+  g_rows.push_back(hand_row);
+  if (!t_z.empty()) g_rows.push_back(z_row);
+  return out;
 }
 
 Row ours_distributed(const mpi::communicator& comm, const std::vector<Pt>& mine,
                      const std::vector<double>& w, std::size_t n, std::size_t parts, Config cfg) {
   const irr::Box<2> box{{0, 0}, {1, 1}};
-  std::vector<double> t;
+  std::vector<double> t, tc;
   irr::PointPartition r;
   for (int rep = 0; rep < cfg.warmups + cfg.reps; ++rep) {
     comm.barrier();
-    const double t0 = now_s();
+    const double t0 = now_s(), c0 = cpu_now_s();
     r = irr::partition_points<Curve>(comm, box, mine, w, parts);
+    const double dc = max_over(comm, cpu_now_s() - c0);
     const double dt = max_over(comm, now_s() - t0);
-    if (rep >= cfg.warmups) t.push_back(dt);
+    if (rep >= cfg.warmups) t.push_back(dt), tc.push_back(dc);
   }
-  return {"irregular partition_points (distributed)", n, parts, comm.size(), median(t),
-          {r.imbalance(), r.empty_parts()}, "incl. sample sort, part ids sent home"};
+  return {"irregular partition_points (distributed)",
+          n,
+          parts,
+          comm.size(),
+          median(t),
+          {r.imbalance(), r.empty_parts()},
+          "incl. sample sort, part ids sent home",
+          median(tc)};
 }
 
 struct Particle {
@@ -159,8 +312,8 @@ struct WeightOf {
   double operator()(const Particle& p) const { return p.weight; }
 };
 
-Row ours_domain(const mpi::communicator& comm, const std::vector<Pt>& mine, const std::vector<double>& w,
-                std::size_t n, Config cfg) {
+Row ours_domain(const mpi::communicator& comm, const std::vector<Pt>& mine,
+                const std::vector<double>& w, std::size_t n, Config cfg) {
   using Metric = irr::load::PerElement<WeightOf>;
   using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2, 1>, Curve, Metric>;
   const irr::Box<2> box{{0, 0}, {1, 1}};
@@ -178,8 +331,13 @@ Row ours_domain(const mpi::communicator& comm, const std::vector<Pt>& mine, cons
     if (rep >= cfg.warmups) t.push_back(dt);
     imb = dom.load_report().imbalance;
   }
-  return {"irregular IrregularDomain::build (max_elements(32))", n, static_cast<std::size_t>(comm.size()),
-          comm.size(), median(t), {imb, 0}, "sort + leaves + cut + migration"};
+  return {"irregular IrregularDomain::build (max_elements(32))",
+          n,
+          static_cast<std::size_t>(comm.size()),
+          comm.size(),
+          median(t),
+          {imb, 0},
+          "sort + leaves + cut + migration"};
 }
 
 // ---- Zoltan -------------------------------------------------------------------------------
@@ -195,7 +353,8 @@ int z_num_obj(void* d, int* ierr) {
   *ierr = ZOLTAN_OK;
   return static_cast<int>(static_cast<ZoltanInput*>(d)->pts->size());
 }
-void z_obj_list(void* d, int, int, ZOLTAN_ID_PTR gids, ZOLTAN_ID_PTR lids, int wdim, float* wgts, int* ierr) {
+void z_obj_list(void* d, int, int, ZOLTAN_ID_PTR gids, ZOLTAN_ID_PTR lids, int wdim, float* wgts,
+                int* ierr) {
   const auto* in = static_cast<ZoltanInput*>(d);
   for (std::size_t i = 0; i < in->pts->size(); ++i) {
     gids[i] = static_cast<ZOLTAN_ID_TYPE>(in->first_gid + i);
@@ -208,7 +367,8 @@ int z_num_geom(void*, int* ierr) {
   *ierr = ZOLTAN_OK;
   return 2;
 }
-void z_geom_multi(void* d, int, int, int num_obj, ZOLTAN_ID_PTR, ZOLTAN_ID_PTR lids, int, double* geom, int* ierr) {
+void z_geom_multi(void* d, int, int, int num_obj, ZOLTAN_ID_PTR, ZOLTAN_ID_PTR lids, int,
+                  double* geom, int* ierr) {
   const auto* in = static_cast<ZoltanInput*>(d);
   for (int i = 0; i < num_obj; ++i) {
     const auto& p = (*in->pts)[lids[i]];
@@ -219,9 +379,10 @@ void z_geom_multi(void* d, int, int, int num_obj, ZOLTAN_ID_PTR, ZOLTAN_ID_PTR l
 }
 
 Row zoltan(const mpi::communicator& comm, const char* method, const std::vector<Pt>& mine,
-           const std::vector<double>& w, std::uint64_t first_gid, std::size_t n, std::size_t parts, Config cfg) {
+           const std::vector<double>& w, std::uint64_t first_gid, std::size_t n, std::size_t parts,
+           Config cfg) {
   ZoltanInput in{&mine, &w, first_gid};
-  std::vector<double> t;
+  std::vector<double> t, tc;
   std::vector<int> part(mine.size(), 0);
   for (int rep = 0; rep < cfg.warmups + cfg.reps; ++rep) {
     Zoltan_Struct* zz = Zoltan_Create(MPI_Comm(comm));
@@ -240,19 +401,27 @@ Row zoltan(const mpi::communicator& comm, const char* method, const std::vector<
     ZOLTAN_ID_PTR igid, ilid, egid, elid;
     int *iproc, *ipart, *eproc, *epart;
     comm.barrier();
-    const double t0 = now_s();
-    const int rc = Zoltan_LB_Partition(zz, &changes, &ngid, &nlid, &nimp, &igid, &ilid, &iproc, &ipart,
-                                       &nexp, &egid, &elid, &eproc, &epart);
-    const double dt = max_over(comm, now_s() - t0);
+    const double t0 = now_s(), c0 = cpu_now_s();
+    const int rc = Zoltan_LB_Partition(zz, &changes, &ngid, &nlid, &nimp, &igid, &ilid, &iproc,
+                                       &ipart, &nexp, &egid, &elid, &eproc, &epart);
+    const double c1 = cpu_now_s(), t1 = now_s();
+    const double dc = max_over(comm, c1 - c0);
+    const double dt = max_over(comm, t1 - t0);
     if (rc != ZOLTAN_OK) std::fprintf(stderr, "bench_anchors: Zoltan %s returned %d\n", method, rc);
     for (int i = 0; i < nexp; ++i) part[elid[i]] = epart[i];
     Zoltan_LB_Free_Part(&igid, &ilid, &iproc, &ipart);
     Zoltan_LB_Free_Part(&egid, &elid, &eproc, &epart);
     Zoltan_Destroy(&zz);
-    if (rep >= cfg.warmups) t.push_back(dt);
+    if (rep >= cfg.warmups) t.push_back(dt), tc.push_back(dc);
   }
-  return {std::string("Zoltan ") + method + " (LB_Partition)", n, parts, comm.size(), median(t),
-          quality(comm, part, w, parts), "IMBALANCE_TOL default (1.1)"};
+  return {std::string("Zoltan ") + method + " (LB_Partition)",
+          n,
+          parts,
+          comm.size(),
+          median(t),
+          quality(comm, part, w, parts),
+          "IMBALANCE_TOL default (1.1)",
+          median(tc)};
 }
 #endif
 
@@ -267,12 +436,14 @@ using cm::make_mesh;
 using cm::Mesh;
 using cm::MeshCurve;
 constexpr int mesh_min_level = cm::min_level;
-[[maybe_unused]] bool circle_splits(double x0, double y0, double h) { return cm::splits(x0, y0, h); }
+[[maybe_unused]] bool circle_splits(double x0, double y0, double h) {
+  return cm::splits(x0, y0, h);
+}
 
 struct AnchorRow {
   std::string what;
   std::size_t leaves = 0;
-  std::string before;  // leaves per rank before the call
+  std::string before;                                         // leaves per rank before the call
   double seconds = 0, cpu = 0, partition = 0, migration = 0;  // medians; max over ranks
   std::uint64_t shipped = 0, bytes = 0, messages = 0;
   std::string note;
@@ -296,7 +467,8 @@ struct MeshElement {
 // becomes the mesh and move_elements (no position changes) refines the tree in place, unbalanced.
 // Timed: rebalance({.threshold = 0}) on the already-built tree. `resident`: the domain keeps its
 // arrays' headroom mapped (DomainOptions::resident_headroom), so the arrivals fault no pages in.
-AnchorRow ours_rebalance(const mpi::communicator& comm, const Mesh& mesh, Config cfg, bool resident = false) {
+AnchorRow ours_rebalance(const mpi::communicator& comm, const Mesh& mesh, Config cfg,
+                         bool resident = false) {
   using Domain = irr::IrregularDomain<MeshElement, irr::stencil::Moore<2, 1>, MeshCurve>;
   const auto internal = internal_cells(mesh);
   struct State {
@@ -311,12 +483,14 @@ AnchorRow ours_rebalance(const mpi::communicator& comm, const Mesh& mesh, Config
   for (std::size_t i = me; i < mesh.size(); i += p) {
     const auto c = mesh.cell(i);
     const double h = std::ldexp(1.0, -c.level);
-    mine.push_back({{(static_cast<double>(c.anchor[0]) + 0.5) * h, (static_cast<double>(c.anchor[1]) + 0.5) * h}});
+    mine.push_back({{(static_cast<double>(c.anchor[0]) + 0.5) * h,
+                     (static_cast<double>(c.anchor[1]) + 0.5) * h}});
   }
   std::vector<double> t, tc, tp, tm;
   AnchorRow row;
-  row.what = resident ? "irregular IrregularDomain::rebalance, resident_headroom (SfcBlocking, Morton<2>)"
-                      : "irregular IrregularDomain::rebalance (SfcBlocking, Morton<2>)";
+  row.what =
+      resident ? "irregular IrregularDomain::rebalance, resident_headroom (SfcBlocking, Morton<2>)"
+               : "irregular IrregularDomain::rebalance (SfcBlocking, Morton<2>)";
   typename Domain::options_type options;
   options.resident_headroom = resident;
   for (int rep = 0; rep < cfg.warmups + cfg.reps; ++rep) {
@@ -349,8 +523,8 @@ AnchorRow ours_rebalance(const mpi::communicator& comm, const Mesh& mesh, Config
     row.bytes = mig.bytes;
     row.messages = mig.messages;
     row.note = std::string(remapped ? "remapped" : "NOT remapped") + "; max_unbalance before " +
-               std::to_string(before.max_unbalance).substr(0, 6) + "; leaves moved " + std::to_string(mig.hnodes) +
-               "; after " + per_rank(dom.load_report().loads);
+               std::to_string(before.max_unbalance).substr(0, 6) + "; leaves moved " +
+               std::to_string(mig.hnodes) + "; after " + per_rank(dom.load_report().loads);
     if (leaves != mesh.size()) g_mesh_mismatch = true;
     if (leaves != mesh.size() && comm.rank() == 0)
       std::fprintf(stderr, "bench_anchors: the domain has %llu leaves, the mesh %zu\n",
@@ -361,8 +535,9 @@ AnchorRow ours_rebalance(const mpi::communicator& comm, const Mesh& mesh, Config
   row.partition = median(tp);
   row.migration = median(tm);
   if (row.shipped > 0)
-    row.note += "; " + std::to_string(row.bytes / row.shipped) + " bytes per shipped element (element " +
-                std::to_string(sizeof(MeshElement)) + " + its key and leaf)";
+    row.note += "; " + std::to_string(row.bytes / row.shipped) +
+                " bytes per shipped element (element " + std::to_string(sizeof(MeshElement)) +
+                " + its key and leaf)";
   return row;
 }
 
@@ -371,7 +546,8 @@ int g_max_level = 14;
 int refine_circle(p4est_t*, p4est_topidx_t, p4est_quadrant_t* q) {
   if (q->level >= g_max_level) return 0;
   const double h = static_cast<double>(P4EST_QUADRANT_LEN(q->level)) / P4EST_ROOT_LEN;
-  return circle_splits(static_cast<double>(q->x) / P4EST_ROOT_LEN, static_cast<double>(q->y) / P4EST_ROOT_LEN, h);
+  return circle_splits(static_cast<double>(q->x) / P4EST_ROOT_LEN,
+                       static_cast<double>(q->y) / P4EST_ROOT_LEN, h);
 }
 
 // Local quadrants of p4est that are not leaves of our mesh (0 when both build the same mesh).
@@ -382,7 +558,8 @@ long long leaves_not_in_mesh(const mpi::communicator& comm, p4est_t* p4, const M
     for (std::size_t k = 0; k < tree->quadrants.elem_count; ++k) {
       const auto* q = p4est_quadrant_array_index(const_cast<sc_array_t*>(&tree->quadrants), k);
       const int sh = P4EST_MAXLEVEL - q->level;
-      const irr::Cell<2> c{{static_cast<irr::coord_t>(q->x) >> sh, static_cast<irr::coord_t>(q->y) >> sh}, q->level};
+      const irr::Cell<2> c{
+          {static_cast<irr::coord_t>(q->x) >> sh, static_cast<irr::coord_t>(q->y) >> sh}, q->level};
       if (!mesh.find_leaf(c)) ++bad;
     }
   }
@@ -406,10 +583,13 @@ AnchorRow p4est_anchor(const mpi::communicator& comm, const Mesh& mesh, int max_
     mpi::all_gather(comm, static_cast<double>(p4->local_num_quadrants), before);
     if (rep == 0) {
       const long long bad = leaves_not_in_mesh(comm, p4, mesh);
-      if (bad != 0 || p4->global_num_quadrants != static_cast<p4est_gloidx_t>(mesh.size())) g_mesh_mismatch = true;
+      if (bad != 0 || p4->global_num_quadrants != static_cast<p4est_gloidx_t>(mesh.size()))
+        g_mesh_mismatch = true;
       if (bad != 0 && comm.rank() == 0)
-        std::fprintf(stderr, "bench_anchors: %lld p4est quadrants are not leaves of our mesh\n", bad);
-      row.note = bad == 0 ? "every quadrant is a leaf of our mesh" : std::to_string(bad) + " quadrants NOT in our mesh";
+        std::fprintf(stderr, "bench_anchors: %lld p4est quadrants are not leaves of our mesh\n",
+                     bad);
+      row.note = bad == 0 ? "every quadrant is a leaf of our mesh"
+                          : std::to_string(bad) + " quadrants NOT in our mesh";
     }
     comm.barrier();
     const double t0 = now_s(), c0 = cpu_now_s();
@@ -433,26 +613,34 @@ AnchorRow p4est_anchor(const mpi::communicator& comm, const Mesh& mesh, int max_
   }
   row.seconds = median(t);
   row.cpu = median(tc);
-  row.note += "; bytes = shipped x sizeof(p4est_quadrant_t) = " + std::to_string(sizeof(p4est_quadrant_t));
+  row.note +=
+      "; bytes = shipped x sizeof(p4est_quadrant_t) = " + std::to_string(sizeof(p4est_quadrant_t));
   return row;
 }
 #endif
 
 void print_anchor(const mpi::communicator& world, int max_level, const Mesh& mesh, Config cfg) {
   if (world.rank() != 0) return;
-  std::printf("\n### p4est anchor mesh: level %d, %zu leaves%s, %d ranks (medians of %d after %d warm-up)\n\n"
-              "| method | leaves | leaves per rank before | wall (ms) | CPU (ms) | partition (ms) | migration (ms) | shipped | bytes | messages | note |\n"
-              "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
-              max_level, mesh.size(),
-              max_level != 14 ? "" : mesh.size() == 244054 ? " (= the reference 244,054)" : " (NOT the reference 244,054)",
-              world.size(), cfg.reps, cfg.warmups);
+  std::printf(
+      "\n### p4est anchor mesh: level %d, %zu leaves%s, %d ranks (medians of %d after %d "
+      "warm-up)\n\n"
+      "| method | leaves | leaves per rank before | wall (ms) | CPU (ms) | partition (ms) | "
+      "migration (ms) | shipped | bytes | messages | note |\n"
+      "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+      max_level, mesh.size(),
+      max_level != 14         ? ""
+      : mesh.size() == 244054 ? " (= the reference 244,054)"
+                              : " (NOT the reference 244,054)",
+      world.size(), cfg.reps, cfg.warmups);
   for (const auto& r : g_anchor)
-    std::printf("| %s | %zu | %s | %.2f | %.2f | %.2f | %.2f | %llu | %llu | %llu | %s |\n", r.what.c_str(), r.leaves,
-                r.before.c_str(), r.seconds * 1e3, r.cpu * 1e3, r.partition * 1e3, r.migration * 1e3,
-                static_cast<unsigned long long>(r.shipped), static_cast<unsigned long long>(r.bytes),
+    std::printf("| %s | %zu | %s | %.2f | %.2f | %.2f | %.2f | %llu | %llu | %llu | %s |\n",
+                r.what.c_str(), r.leaves, r.before.c_str(), r.seconds * 1e3, r.cpu * 1e3,
+                r.partition * 1e3, r.migration * 1e3, static_cast<unsigned long long>(r.shipped),
+                static_cast<unsigned long long>(r.bytes),
                 static_cast<unsigned long long>(r.messages), r.note.c_str());
   if (g_anchor.size() == 2 && g_anchor[1].seconds > 0)
-    std::printf("\nours / p4est: wall %.3fx (target <= 1.0x: %s), CPU %.3fx\n", g_anchor[0].seconds / g_anchor[1].seconds,
+    std::printf("\nours / p4est: wall %.3fx (target <= 1.0x: %s), CPU %.3fx\n",
+                g_anchor[0].seconds / g_anchor[1].seconds,
                 g_anchor[0].seconds <= g_anchor[1].seconds ? "met" : "NOT met",
                 g_anchor[1].cpu > 0 ? g_anchor[0].cpu / g_anchor[1].cpu : 0.0);
   std::fflush(stdout);
@@ -468,9 +656,9 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     if (std::strcmp(argv[i], "--mesh-only") == 0) mesh_only = true;
   }
-  const Config cfg = quick ? Config{0, 1} : Config{1, 3};
-  const std::vector<std::size_t> sizes = quick ? std::vector<std::size_t>{100000}
-                                               : std::vector<std::size_t>{1000000, 4000000};
+  const Config cfg = quick ? Config{0, 1} : Config{1, 5};
+  const std::vector<std::size_t> sizes =
+      quick ? std::vector<std::size_t>{100000} : std::vector<std::size_t>{1000000, 4000000};
   const std::size_t serial_parts = 1024;
 
 #ifdef IRREGULAR_HAVE_ZOLTAN
@@ -489,42 +677,46 @@ int main(int argc, char** argv) {
 #endif
   if (world.rank() == 0) {
     std::printf("## bench_anchors%s: %d ranks\n\n", quick ? " --quick" : "", world.size());
-    std::printf("Zoltan: %s. p4est: %s.\n", have_zoltan ? "installed" : "not installed (anchor rows skipped)",
-                have_p4est ? "installed" : "not installed (its row skipped; our side of the anchor mesh still runs)");
-    std::printf("Points: half uniform in the unit square, half in 3 Gaussian clusters (sigma 0.05), "
-                "weight 4 where x > 0.5 else 1; medians of %d repeats after %d warm-up.\n",
-                cfg.reps, cfg.warmups);
+    std::printf("Zoltan: %s. p4est: %s.\n",
+                have_zoltan ? "installed" : "not installed (anchor rows skipped)",
+                have_p4est
+                    ? "installed"
+                    : "not installed (its row skipped; our side of the anchor mesh still runs)");
+    std::printf(
+        "Points: half uniform in the unit square, half in 3 Gaussian clusters (sigma 0.05), "
+        "weight 4 where x > 0.5 else 1; medians of %d repeats after %d warm-up.\n",
+        cfg.reps, cfg.warmups);
   }
 
   // Serial: rank 0 alone, 1024 parts.
   [[maybe_unused]] const mpi::communicator self(MPI_COMM_SELF, mpi::comm_attach);
+  std::vector<std::string> serial_lines;
   for (const std::size_t n : mesh_only ? std::vector<std::size_t>{} : sizes) {
     std::vector<Pt> pts;
     std::vector<double> w;
     make_points(n, 42 + n, pts, w);
     if (world.rank() == 0) {
-      g_rows.push_back(ours_serial(pts, w, serial_parts, cfg));
+      serial_lines.push_back(serial_trio(self, pts, w, serial_parts, cfg, have_zoltan));
 #ifdef IRREGULAR_HAVE_ZOLTAN
-      g_rows.push_back(zoltan(self, "HSFC", pts, w, 0, n, serial_parts, cfg));
       g_rows.push_back(zoltan(self, "RCB", pts, w, 0, n, serial_parts, cfg));
 #endif
     }
-    world.barrier();
-  }
-  if (world.rank() == 0 && !g_rows.empty() && have_zoltan) {
-    // Ratio rows: ours / Zoltan HSFC per N.
-    for (std::size_t i = 0; i + 1 < g_rows.size(); i += 3)
-      g_rows[i].note = "time = " + std::to_string(g_rows[i].seconds / g_rows[i + 1].seconds).substr(0, 5) +
-                       "x Zoltan HSFC (target <= 0.15x)";
+    idle_barrier(world);
   }
   if (!mesh_only) print_rows(world, "1,024 parts on one rank");
+  if (world.rank() == 0 && !serial_lines.empty()) {
+    std::printf("\n");
+    for (const auto& l : serial_lines) std::printf("%s\n", l.c_str());
+    std::fflush(stdout);
+  }
 
   // Distributed: every rank holds a round-robin share; parts = ranks.
   for (const std::size_t n : mesh_only ? std::vector<std::size_t>{} : sizes) {
     std::vector<Pt> pts, mine;
     std::vector<double> w, mw;
     make_points(n, 42 + n, pts, w);
-    const auto p = static_cast<std::size_t>(world.size()), me = static_cast<std::size_t>(world.rank());
+    const auto p = static_cast<std::size_t>(world.size()),
+               me = static_cast<std::size_t>(world.rank());
     for (std::size_t i = me; i < n; i += p) {
       mine.push_back(pts[i]);
       mw.push_back(w[i]);
@@ -538,11 +730,16 @@ int main(int argc, char** argv) {
 #ifdef IRREGULAR_HAVE_ZOLTAN
     g_rows.push_back(zoltan(world, "HSFC", mine, mw, first, n, p, cfg));
     const auto& z = g_rows.back();
-    g_rows[g_rows.size() - 3].note += "; " + std::to_string(g_rows[g_rows.size() - 3].seconds / z.seconds).substr(0, 5) + "x Zoltan HSFC";
-    g_rows[g_rows.size() - 2].note += "; " + std::to_string(g_rows[g_rows.size() - 2].seconds / z.seconds).substr(0, 5) + "x Zoltan HSFC (target <= 1.0x)";
+    g_rows[g_rows.size() - 3].note +=
+        "; " + std::to_string(g_rows[g_rows.size() - 3].seconds / z.seconds).substr(0, 5) +
+        "x Zoltan HSFC";
+    g_rows[g_rows.size() - 2].note +=
+        "; " + std::to_string(g_rows[g_rows.size() - 2].seconds / z.seconds).substr(0, 5) +
+        "x Zoltan HSFC (target <= 1.0x)";
 #endif
   }
-  const std::string title = std::to_string(world.size()) + " parts on " + std::to_string(world.size()) + " ranks";
+  const std::string title =
+      std::to_string(world.size()) + " parts on " + std::to_string(world.size()) + " ranks";
   if (!mesh_only) print_rows(world, title.c_str());
 
   // The p4est anchor: ours always, p4est beside it when installed.

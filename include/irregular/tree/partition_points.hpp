@@ -10,6 +10,8 @@
 #include <irregular/partition/nicol_plus.hpp>
 #include <irregular/partition/prefix_sums.hpp>
 #include <irregular/tree/detail/curve_math.hpp>
+#include <irregular/tree/detail/keyed_sort.hpp>
+#include <irregular/tree/sort.hpp>
 
 #include <algorithm>
 #include <array>
@@ -64,52 +66,50 @@ template <SpaceFillingCurve C>
   return C::index(box.cell_of(x, C::max_level, axis_cells<C>(C::max_level)));
 }
 
-/// A point's curve key with its input position: sorting these by key alone, stably, gives the
-/// curve order of the points with ties in input order.
-template <class Index>
-struct KeyedPoint {
-  Index key;
-  std::uint64_t index;
-};
+/// Bits of the finest keys of C: every key is below 2^key_bits_of<C>.
+template <SpaceFillingCurve C>
+inline constexpr int key_bits_of = used_bits(static_cast<typename C::index_type>(index_end<C>() -
+                                                                                 1));
 
-/// Stable LSD radix sort of keyed points by key (11-bit digits; digits every key shares are
-/// skipped). LSD passes are stable, so equal keys keep their order in `v`. 128-bit keys use
-/// std::stable_sort.
-template <class Index>
-void radix_sort_keyed(std::vector<KeyedPoint<Index>>& v) {
-  const auto by_key = [](const KeyedPoint<Index>& a, const KeyedPoint<Index>& b) {
-    return a.key < b.key;
-  };
-  if constexpr (!std::is_same_v<Index, std::uint32_t> && !std::is_same_v<Index, std::uint64_t>) {
-    std::stable_sort(v.begin(), v.end(), by_key);
-  } else {
-    const std::size_t n = v.size();
-    if (n < 256) {
-      std::stable_sort(v.begin(), v.end(), by_key);
-      return;
-    }
-    constexpr int digit_bits = 11;
-    constexpr std::size_t radix = std::size_t{1} << digit_bits;
-    constexpr int digits = (index_bits<Index> + digit_bits - 1) / digit_bits;
-    std::vector<std::array<std::size_t, radix>> hist(static_cast<std::size_t>(digits));
-    for (auto& h : hist) h.fill(0);
-    for (const auto& e : v)
-      for (int d = 0; d < digits; ++d)
-        ++hist[static_cast<std::size_t>(d)][(e.key >> (d * digit_bits)) & (radix - 1)];
-    std::vector<KeyedPoint<Index>> tmp(n);
-    KeyedPoint<Index>* src = v.data();
-    KeyedPoint<Index>* dst = tmp.data();
-    for (int d = 0; d < digits; ++d) {
-      auto& h = hist[static_cast<std::size_t>(d)];
-      const int shift = d * digit_bits;
-      if (h[(src[0].key >> shift) & (radix - 1)] == n) continue;  // every key shares this digit
-      std::size_t sum = 0;
-      for (auto& c : h) sum += std::exchange(c, sum);
-      for (std::size_t i = 0; i < n; ++i) dst[h[(src[i].key >> shift) & (radix - 1)]++] = src[i];
-      std::swap(src, dst);
-    }
-    if (src != v.data()) v.swap(tmp);
+/// The finest keys of the points shifted right by `drop` (keys[i] of points[i]) with their
+/// digit counts at `shift` (keyed_order's scatter) and their bounds, in one pass; false if a
+/// point is outside the box or NaN (its key is then that of box.lo: check_points names it).
+template <SpaceFillingCurve C, class Key>
+[[nodiscard]] bool keys_of_points(const Box<C::dim>& box,
+                                  std::span<const std::array<double, C::dim>> points, Key* keys,
+                                  int drop, int shift, KeyedCounts& count, Key& lo, Key& hi) {
+  const coord_t cells = axis_cells<C>(C::max_level);
+  bool inside = true;
+  Key l = static_cast<Key>(~Key{0}), h = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const bool in = box.contains(points[i]);
+    inside &= in;
+    const auto k = static_cast<Key>(
+        C::index(box.cell_of(in ? points[i] : box.lo, C::max_level, cells)) >> drop);
+    keys[i] = k;
+    ++count[keyed_digit(k, shift)];
+    l = std::min(l, k);
+    h = std::max(h, k);
   }
+  lo = points.empty() ? 0 : l;
+  hi = h;
+  return inside;
+}
+
+/// The largest weight (1 for no weights and some points); false if a weight is negative, NaN or
+/// infinite (check_points names it).
+[[nodiscard]] inline bool max_weight(std::span<const double> weights, std::size_t n,
+                                     double& max_w) {
+  max_w = n > 0 ? 1.0 : 0.0;
+  if (weights.empty()) return true;
+  bool good = true;
+  double m = weights[0];
+  for (const double w : weights) {
+    good &= (w >= 0) & (w <= std::numeric_limits<double>::max());  // NaN fails both
+    m = std::max(m, w);
+  }
+  max_w = m;
+  return good;
 }
 
 // ---- Input checks -----------------------------------------------------------------------
@@ -313,60 +313,101 @@ template <SpaceFillingCurve C>
   using Index = typename C::index_type;
   box.validate();
   if (auto bad = detail::check_parts_count(parts)) throw invalid_argument(*bad);
-  if (auto bad = detail::check_points<C::dim>(box, points, weights, ""))
-    throw invalid_argument(*bad);
-
   const std::size_t n = points.size();
+  const auto fail = [&] {
+    throw invalid_argument(*detail::check_points<C::dim>(box, points, weights, ""));
+  };
+  if (!weights.empty() && weights.size() != n) fail();
+  // The checks ride along the passes that read the points and weights anyway; check_points
+  // only runs to name the first bad one.
+  double max_w = 0;
+  if (!detail::max_weight(weights, n, max_w)) fail();
   const std::uint64_t P = parts;
-  double max_w = n > 0 ? 1.0 : 0.0;
-  if (!weights.empty()) max_w = *std::max_element(weights.begin(), weights.end());
   const detail::WeightScale scale = detail::weight_scale(max_w, n);
 
-  // Curve order of the points, ties by input index.
-  std::vector<detail::KeyedPoint<Index>> order(n);
-  for (std::size_t i = 0; i < n; ++i) order[i] = {detail::point_key<C>(box, points[i]), i};
-  detail::radix_sort_keyed(order);
-
-  // The chain: quantized weights in curve order.
-  std::vector<std::uint64_t> chain(n);
-  if (weights.empty()) {
-    std::fill(chain.begin(), chain.end(), detail::quantize(1.0, scale));
-  } else {
-    for (std::size_t i = 0; i < n; ++i) chain[i] = detail::quantize(weights[order[i].index], scale);
-  }
-  const partition::PrefixSums<std::uint64_t> ps{std::span<const std::uint64_t>(chain)};
-  const auto Q = ps.data();
-  const std::uint64_t W = ps.total();
-
-  std::vector<std::uint64_t> sep = detail::trivial_separators(n, W, P);
-  if (sep.empty()) {
-    const std::uint64_t B = partition::nicol_plus(ps, parts).bottleneck;
-    const detail::PrefixSlice slice{Q, 0, true};
-    std::vector<std::uint64_t> lower(P + 1, 0);
-    lower[P] = n;
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> lows;
-    detail::RightGreedyCarry rc{P - 1, W};
-    detail::right_greedy_slice(slice, B, rc, lows);
-    for (const auto& [k, pos] : lows) lower[k] = pos;
-    std::vector<detail::PlacedSeparator> placed;
-    detail::CutCarry cc;
-    detail::cut_slice(slice, B, W, n, P, lower, cc, placed);
-    sep.assign(P + 1, n);
-    sep[0] = 0;
-    for (const auto& p : placed) sep[p.k] = p.position;
-  }
+  // The top 32 bits of the keys with the digit counts of the sort's scatter, in one pass over
+  // the points. Sorting 4-byte keys moves half the bytes; the few points whose top bits tie
+  // (the same cell 16 levels down in 2D) are ordered by their whole keys afterwards.
+  constexpr int drop = std::max(0, detail::key_bits_of<C> - 32);
+  using Key = std::conditional_t<(drop > 0), std::uint32_t, Index>;
+  constexpr int top_shift = detail::keyed_shift(detail::key_bits_of<C> - drop);
+  const detail::PooledArray<Key> key_array(n);
+  detail::KeyedCounts count{};
+  Key lo = 0, hi = 0;
+  if (!detail::keys_of_points<C>(box, points, key_array.get(), drop, top_shift, count, lo, hi))
+    fail();
 
   PointPartition r;
-  r.part.resize(n);
-  r.loads.resize(parts);
-  r.sizes.resize(parts);
-  for (std::uint64_t k = 0; k < P; ++k) {
-    for (std::uint64_t pos = sep[k]; pos < sep[k + 1]; ++pos)
-      r.part[order[pos].index] = static_cast<std::uint32_t>(k);
-    r.sizes[k] = sep[k + 1] - sep[k];
-    r.loads[k] = detail::dequantize(Q[sep[k + 1]] - Q[sep[k]], scale);
-    r.bottleneck = std::max(r.bottleneck, r.loads[k]);
-  }
+  detail::with_position_type(n, [&]<class Pos>() {
+    // Curve order (ties by input index) as input positions, with the prefix sums of the
+    // quantized weights along it filled bucket by bucket while the bucket is in cache.
+    const detail::PooledArray<Pos> order_array(n);
+    const detail::PooledArray<std::uint64_t> prefix(n + 1);
+    const Pos* const order = order_array.get();
+    std::uint64_t* const Q = prefix.get();
+    Q[0] = 0;
+    const std::uint64_t unit = detail::quantize(1.0, scale);
+    const auto fill_prefix = [&](std::size_t b, std::size_t e) {
+      std::uint64_t acc = Q[b];
+      if (weights.empty()) {
+        for (std::size_t j = b; j < e; ++j) Q[j + 1] = (acc += unit);
+      } else {
+        for (std::size_t j = b; j < e; ++j)
+          Q[j + 1] = (acc += detail::quantize(weights[static_cast<std::size_t>(order[j])], scale));
+      }
+    };
+    // Ties of the top bits: the whole keys decide, equal ones stay in input order.
+    std::vector<detail::KeyedLocal<Index, Pos>> tied, tied_scratch;
+    std::vector<std::uint32_t> tied_count;
+    const auto order_ties = [&](Pos* run, std::size_t m) {
+      tied.resize(m);
+      for (std::size_t j = 0; j < m; ++j)
+        tied[j] = {detail::point_key<C>(box, points[static_cast<std::size_t>(run[j])]), run[j]};
+      detail::sort_pairs(tied.data(), m, tied_scratch, tied_count);
+      for (std::size_t j = 0; j < m; ++j) run[j] = tied[j].pos;
+    };
+    const auto sort_with = [&](auto&& ties) {
+      detail::keyed_order(static_cast<const Key*>(key_array.get()), n, lo, hi, top_shift, count,
+                          order_array.get(), static_cast<Key*>(nullptr), ties, fill_prefix);
+    };
+    if constexpr (drop > 0)
+      sort_with(order_ties);
+    else
+      sort_with(detail::KeyedNoTies{});
+    const std::uint64_t W = Q[n];
+
+    std::vector<std::uint64_t> sep = detail::trivial_separators(n, W, P);
+    if (sep.empty()) {
+      // The optimal bottleneck (exact on integer sums) straight from the prefix array.
+      const std::uint64_t B =
+          partition::optimal_bottleneck(static_cast<const std::uint64_t*>(Q), 0, n, parts);
+      const detail::PrefixSlice slice{std::span<const std::uint64_t>(Q, n + 1), 0, true};
+      std::vector<std::uint64_t> lower(P + 1, 0);
+      lower[P] = n;
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> lows;
+      detail::RightGreedyCarry rc{P - 1, W};
+      detail::right_greedy_slice(slice, B, rc, lows);
+      for (const auto& [k, pos] : lows) lower[k] = pos;
+      std::vector<detail::PlacedSeparator> placed;
+      detail::CutCarry cc;
+      detail::cut_slice(slice, B, W, n, P, lower, cc, placed);
+      sep.assign(P + 1, n);
+      sep[0] = 0;
+      for (const auto& p : placed) sep[p.k] = p.position;
+    }
+
+    r.part.resize(n);
+    r.loads.resize(parts);
+    r.sizes.resize(parts);
+    std::uint32_t* const part = r.part.data();
+    for (std::uint64_t k = 0; k < P; ++k) {
+      for (std::uint64_t pos = sep[k]; pos < sep[k + 1]; ++pos)
+        part[static_cast<std::size_t>(order[pos])] = static_cast<std::uint32_t>(k);
+      r.sizes[k] = sep[k + 1] - sep[k];
+      r.loads[k] = detail::dequantize(Q[sep[k + 1]] - Q[sep[k]], scale);
+      r.bottleneck = std::max(r.bottleneck, r.loads[k]);
+    }
+  });
   return r;
 }
 

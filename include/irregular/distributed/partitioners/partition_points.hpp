@@ -151,15 +151,27 @@ std::vector<PointRecord<typename C::index_type>> points_in_curve_order(
   std::vector<PointRecord<Index>> recs(n_local);
   std::vector<Index> keys(n_local);
   {
-    std::vector<KeyedPoint<Index>> order(n_local);
-    for (std::size_t i = 0; i < n_local; ++i) order[i] = {point_key<C>(box, points[i]), i};
-    radix_sort_keyed(order);
+    // Keys and their curve order as in the serial call (keyed_sort.hpp); the records are
+    // written bucket by bucket in that order while the bucket is in cache.
+    constexpr int top_shift = keyed_shift(key_bits_of<C>);
+    const PooledArray<Index> key_array(n_local);
+    KeyedCounts count{};
+    Index lo = 0, hi = 0;
+    // Every point is in the box (points_agree_on_input checked them).
+    (void)keys_of_points<C>(box, points, key_array.get(), 0, top_shift, count, lo, hi);
     const std::uint64_t unit = quantize(1.0, scale);
-    for (std::size_t j = 0; j < n_local; ++j) {
-      const auto i = order[j].index;
-      recs[j] = {order[j].key, first + i, weights.empty() ? unit : quantize(weights[i], scale)};
-      keys[j] = order[j].key;
-    }
+    with_position_type(n_local, [&]<class Pos>() {
+      const PooledArray<Pos> order_array(n_local);
+      const Pos* const order = order_array.get();
+      const auto fill = [&](std::size_t b, std::size_t e) {
+        for (std::size_t j = b; j < e; ++j) {
+          const auto i = static_cast<std::size_t>(order[j]);
+          recs[j] = {keys[j], first + i, weights.empty() ? unit : quantize(weights[i], scale)};
+        }
+      };
+      keyed_order(static_cast<const Index*>(key_array.get()), n_local, lo, hi, top_shift, count,
+                  order_array.get(), keys.data(), KeyedNoTies{}, fill);
+    });
   }
   (void)irregular::sample_sort(
       world, recs, keys, index_end<C>(), [](const PointRecord<Index>& r) { return r.key; },

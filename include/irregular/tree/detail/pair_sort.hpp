@@ -36,17 +36,16 @@ void insertion_sort_by_key(R* v, std::size_t m) {
   }
 }
 
-/// Sorts v (records with an unsigned `key` member, trivially copyable) by key, stably, in place.
-/// `scratch` and `count` are reused buffers. Each level scatters a range by its next
+/// Sorts v[0, n) (records with an unsigned `key` member, trivially copyable) by key, stably,
+/// in place. `scratch` and `count` are reused buffers. Each level scatters a range by its next
 /// bit_width(m) key bits below those all its keys share; buckets longer than
 /// pair_sort_insertion go to the next level, shorter ones are insertion-sorted.
 template <class R>
-void sort_pairs(std::vector<R>& v, std::vector<R>& scratch, std::vector<std::uint32_t>& count) {
+void sort_pairs(R* v, std::size_t n, std::vector<R>& scratch, std::vector<std::uint32_t>& count) {
   static_assert(std::is_trivially_copyable_v<R>);
-  using Index = std::remove_cvref_t<decltype(v.front().key)>;
-  const std::size_t n = v.size();
+  using Index = std::remove_cvref_t<decltype(v->key)>;
   if (n <= pair_sort_insertion) {
-    insertion_sort_by_key(v.data(), n);
+    insertion_sort_by_key(v, n);
     return;
   }
   scratch.resize(n);
@@ -58,7 +57,7 @@ void sort_pairs(std::vector<R>& v, std::vector<R>& scratch, std::vector<std::uin
     const Range r = todo.back();
     todo.pop_back();
     const std::size_t m = r.e - r.b;
-    R* const a = v.data() + r.b;
+    R* const a = v + r.b;
     Index lo = a[0].key, hi = a[0].key;
     for (std::size_t i = 1; i < m; ++i) {
       lo = std::min(lo, a[i].key);
@@ -89,6 +88,12 @@ void sort_pairs(std::vector<R>& v, std::vector<R>& scratch, std::vector<std::uin
         todo.push_back({r.b + begin, r.b + count[d]});
     }
   }
+}
+
+/// The same on a whole vector.
+template <class R>
+void sort_pairs(std::vector<R>& v, std::vector<R>& scratch, std::vector<std::uint32_t>& count) {
+  sort_pairs(v.data(), v.size(), scratch, count);
 }
 
 }  // namespace irregular::detail
