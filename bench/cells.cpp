@@ -152,7 +152,7 @@ enum Phase { New, Refine, Balance, Partition, Phases };
 // The ghost layer after the partition (Contact::corner, p4est's CONNECT_FULL): cold is the first
 // call on a freshly built mesh, warm the call after it on the same mesh; plain MPI moves the
 // exchange's bytes between the same partners from preallocated buffers (its ceiling).
-enum GhostCall { CollectCold, CollectWarm, ExchangeCold, ExchangeWarm, PlainMpi, GhostCalls };
+enum GhostCall { CollectCold, CollectWarm, ExchangeCold, ExchangeWarm, PlainMpi, PlainGather, GhostCalls };
 constexpr const char* strategy_names[] = {"RA", "FP", "IFP"};
 constexpr int strategies = 3;
 
@@ -163,7 +163,9 @@ struct GhostSide {
 
 struct Side {
   std::array<Timing, Phases> t;
-  Timing first_partition;  // the first rebalance in the process (one sample)
+  std::array<Timing, Phases> first;  // the first call in the process (one sample, rep 0)
+  bool first_pass = false;           // rep 0 of the process's first dimension: fills `first`
+  Timing& slot(int ph) { return first_pass ? first[static_cast<std::size_t>(ph)] : t[static_cast<std::size_t>(ph)]; }
   std::uint64_t leaves = 0;
   std::string before_partition, after_partition;
   int rounds = 0;
@@ -199,10 +201,10 @@ std::unique_ptr<Domain<D>> build_ours(const mpi::communicator& comm, int level, 
   irr::Box<D> box;
   for (int k = 0; k < D; ++k)
     box.lo[static_cast<std::size_t>(k)] = 0.0, box.hi[static_cast<std::size_t>(k)] = 1.0;
-  time_once(comm, s.t[New], keep,
+  time_once(comm, s.slot(New), keep || s.first_pass,
             [&] { d = std::make_unique<Domain<D>>(comm, box, Mesh<D>::min_level, init); });
   int rounds = 0;
-  time_once(comm, s.t[Refine], keep, [&] {
+  time_once(comm, s.slot(Refine), keep || s.first_pass, [&] {
     // A leaf that does not split now never will (the rule depends on the cell alone): one round per
     // level.
     for (int lv = Mesh<D>::min_level; lv < level; ++lv, ++rounds) {
@@ -219,12 +221,10 @@ std::unique_ptr<Domain<D>> build_ours(const mpi::communicator& comm, int level, 
     }
   });
   s.rounds = rounds;
-  time_once(comm, s.t[Balance], keep, [&] { d->balance(irr::BalanceKind::full, split); });
+  time_once(comm, s.slot(Balance), keep || s.first_pass, [&] { d->balance(irr::BalanceKind::full, split); });
   s.before_partition = per_rank(comm, d->local_leaf_count());
-  static bool first = true;  // the first rebalance in this process
-  time_once(comm, first ? s.first_partition : s.t[Partition], first || keep,
+  time_once(comm, s.slot(Partition), keep || s.first_pass,
             [&] { d->rebalance(); });
-  first = false;
   s.after_partition = per_rank(comm, d->local_leaf_count());
   return d;
 }
@@ -258,6 +258,17 @@ void run_ours(const mpi::communicator& comm, int level, Side& s, bool keep) {
     }
     plain_exchange(comm, to, sb, from, rb, out, in);  // warm-up: the timed calls are warm
     time_once(comm, gs.t[PlainMpi], keep, [&] { plain_exchange(comm, to, sb, from, rb, out, in); });
+    // The same after gathering the sent leaves' data by hand: the exchange's own copy.
+    time_once(comm, gs.t[PlainGather], keep, [&] {
+      for (std::size_t k = 0; k < to.size(); ++k) {
+        char* at = out[k].data();
+        for (std::size_t i : layer.send_leaves(k)) {
+          std::memcpy(at, &d->data(i), sizeof(Datum<D>));
+          at += sizeof(Datum<D>);
+        }
+      }
+      plain_exchange(comm, to, sb, from, rb, out, in);
+    });
     pc::enabled = false;
     const auto st = irr::all_reduce_sum(comm, d->ghosts().stats());
     std::uint64_t n = d->ghosts().size(), all = 0, bad = 0, wrong = 0;
@@ -390,16 +401,14 @@ void run_p4est(const mpi::communicator& comm, int level, Side& s, bool keep) {
   g_max_level = level;
   auto* conn = P::new_conn();
   typename P::forest* p4 = nullptr;
-  time_once(comm, s.t[New], keep, [&] {
+  time_once(comm, s.slot(New), keep || s.first_pass, [&] {
     p4 = P::uniform(MPI_Comm(comm), conn, Mesh<D>::min_level, sizeof(Datum<D>), init_centre<D>);
   });
-  time_once(comm, s.t[Refine], keep, [&] { P::refine(p4, refine_rule<D>, init_centre<D>); });
-  time_once(comm, s.t[Balance], keep, [&] { P::balance(p4, init_centre<D>); });
+  time_once(comm, s.slot(Refine), keep || s.first_pass, [&] { P::refine(p4, refine_rule<D>, init_centre<D>); });
+  time_once(comm, s.slot(Balance), keep || s.first_pass, [&] { P::balance(p4, init_centre<D>); });
   s.before_partition = per_rank(comm, static_cast<std::uint64_t>(p4->local_num_quadrants));
-  static bool first = true;  // the first partition in this process
-  time_once(comm, first ? s.first_partition : s.t[Partition], first || keep,
+  time_once(comm, s.slot(Partition), keep || s.first_pass,
             [&] { P::partition(p4); });
-  first = false;
   s.after_partition = per_rank(comm, static_cast<std::uint64_t>(p4->local_num_quadrants));
   s.leaves = static_cast<std::uint64_t>(p4->global_num_quadrants);
   // The ghost layer: p4est_ghost_new (no data) and p4est_ghost_exchange_data (the data).
@@ -461,7 +470,7 @@ void print_ghosts(const Side& ours, const Side& p4, bool have_p4est, bool) {
   const char* anchors[] = {"p4est_ghost_new, cold", "p4est_ghost_new, warm",
                            "p4est_ghost_exchange_data, cold", "p4est_ghost_exchange_data, warm"};
   for (int g = 0; g < strategies; ++g)
-    for (int c = 0; c < PlainMpi; ++c) {
+    for (int c = 0; c < PlainMpi; ++c) {  // the plain MPI rows follow
       const auto& a = ours.ghost[static_cast<std::size_t>(g)].t[static_cast<std::size_t>(c)];
       const auto& b = pg.t[static_cast<std::size_t>(c)];
       std::printf("| %s (%s) vs %s | %.3f | %.3f | %s | %s | %s | %s |\n", calls[c],
@@ -475,6 +484,8 @@ void print_ghosts(const Side& ours, const Side& p4, bool have_p4est, bool) {
       "| plain MPI_Isend/Irecv of the exchange's bytes, same partners | %.3f | %.3f | | | %s | | "
       "|\n",
       ifp[PlainMpi].wall_ms(), ifp[PlainMpi].cpu_ms(), traffic(ifp[PlainMpi]).c_str());
+  std::printf("| the same after a hand gather of the sent leaves' data | %.3f | %.3f | | | %s | | |\n",
+              ifp[PlainGather].wall_ms(), ifp[PlainGather].cpu_ms(), traffic(ifp[PlainGather]).c_str());
   auto verdict = [](double r, double target) {
     return fmt(r, 2) + "x (" + (r <= target ? "met" : "NOT met") + ")";
   };
@@ -494,7 +505,8 @@ void print_ghosts(const Side& ours, const Side& p4, bool have_p4est, bool) {
         "(<= 1.0x), %s of "
         "p4est_ghost_new + p4est_ghost_exchange_data; exchange cold %s, warm %s of "
         "p4est_ghost_exchange_data (<= "
-        "1.0x); plain MPI / exchange warm = %s (>= 0.80); useless ghosts %llu (0).\n",
+        "1.0x); plain MPI / exchange warm = %s (>= 0.80), with the hand gather %s; useless ghosts "
+        "%llu (0).\n",
         verdict(ic.wall_ms() / pg.t[CollectCold].wall_ms(), 0.7).c_str(),
         verdict(ifp[CollectWarm].wall_ms() / pg.t[CollectWarm].wall_ms(), 0.7).c_str(),
         fmt(ic.wall_ms() / both_cold).c_str(), verdict(bytes_ours / bytes_p4, 1.0).c_str(),
@@ -502,6 +514,7 @@ void print_ghosts(const Side& ours, const Side& p4, bool have_p4est, bool) {
         verdict(ifp[ExchangeCold].wall_ms() / pg.t[ExchangeCold].wall_ms(), 1.0).c_str(),
         verdict(ifp[ExchangeWarm].wall_ms() / pg.t[ExchangeWarm].wall_ms(), 1.0).c_str(),
         fmt(ifp[PlainMpi].wall_ms() / ifp[ExchangeWarm].wall_ms()).c_str(),
+        fmt(ifp[PlainGather].wall_ms() / ifp[ExchangeWarm].wall_ms()).c_str(),
         ull(ours.ghost[2].useless));
   }
 }
@@ -524,6 +537,7 @@ bool run_dimension(const mpi::communicator& world, const Config& cfg, bool have_
     const bool keep = rep >= cfg.warmups;
     // The process's first calls go to the side --anchor-first names; later repeats alternate.
     const bool p4est_first = have_p4est && (rep == 0 ? cfg.anchor_first : rep % 2 == 1);
+    ours.first_pass = p4.first_pass = rep == 0 && first_in_process;
 #ifdef IRREGULAR_HAVE_P4EST
     if (p4est_first) run_p4est<D>(world, level, p4, keep);
 #endif
@@ -531,6 +545,7 @@ bool run_dimension(const mpi::communicator& world, const Config& cfg, bool have_
 #ifdef IRREGULAR_HAVE_P4EST
     if (!p4est_first) run_p4est<D>(world, level, p4, keep);
 #endif
+    ours.first_pass = p4.first_pass = false;
   }
   const bool anchor = D == 2 && level == 14;
   // Every strategy's useful ghosts are the same set (request/answer also receives useless ones),
@@ -594,6 +609,15 @@ bool run_dimension(const mpi::communicator& world, const Config& cfg, bool have_
                            .c_str()
                      : "-");
     }
+    if (first_in_process) {
+      std::printf("\nFirst call in the process (one sample each, %s first), ms, ours / p4est wall:",
+                  cfg.anchor_first ? "p4est" : "ours");
+      for (int ph = 0; ph < Phases; ++ph)
+        std::printf(" %s %.2f / %s (%s)%s", ours_names<D>[ph], ours.first[ph].wall_ms(),
+                    have_p4est ? fmt(p4.first[ph].wall_ms()).c_str() : "-",
+                    have_p4est ? ratio(ours.first[ph].wall_ms(), p4.first[ph].wall_ms()).c_str() : "-",
+                    ph + 1 < Phases ? ";" : ".\n");
+    }
     print_ghosts<D>(ours, p4, have_p4est, first_in_process);
     if (have_p4est) {
       auto verdict = [&](Phase ph) {
@@ -608,12 +632,12 @@ bool run_dimension(const mpi::communicator& world, const Config& cfg, bool have_
             "First rebalance in the process: %.2f ms, %s p4est's first partition (target <= 0.70x: "
             "%s); %s our "
             "warm rebalance (target <= 1.10x: %s).\n",
-            ours.first_partition.wall_ms(),
-            ratio(ours.first_partition.wall_ms(), p4.first_partition.wall_ms()).c_str(),
-            ours.first_partition.wall_ms() <= 0.7 * p4.first_partition.wall_ms() ? "met"
+            ours.first[Partition].wall_ms(),
+            ratio(ours.first[Partition].wall_ms(), p4.first[Partition].wall_ms()).c_str(),
+            ours.first[Partition].wall_ms() <= 0.7 * p4.first[Partition].wall_ms() ? "met"
                                                                                  : "NOT met",
-            ratio(ours.first_partition.wall_ms(), ours.t[Partition].wall_ms()).c_str(),
-            ours.first_partition.wall_ms() <= 1.1 * ours.t[Partition].wall_ms() ? "met"
+            ratio(ours.first[Partition].wall_ms(), ours.t[Partition].wall_ms()).c_str(),
+            ours.first[Partition].wall_ms() <= 1.1 * ours.t[Partition].wall_ms() ? "met"
                                                                                 : "NOT met");
     } else {
       std::printf("\np4est not installed: no ratios (install libp4est-dev and reconfigure).\n");
