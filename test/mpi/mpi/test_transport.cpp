@@ -642,20 +642,27 @@ TEST_CASE("a message that does not parse leaves the receiving rank's arrays as t
   // Rank 1 sends five stray bytes on the migration's tag to rank 0. Rank 0 sends all its elements
   // away in scattered order (from a staged copy), so it lends its own array to the arrivals; the
   // stray message fails to parse there, and rank 0 must get back exactly what it had.
+  // Second layout: rank 0 sends all its elements to rank 1 in place, from an array with spare
+  // capacity, so the leaf records and the trailer ride in that capacity behind them; the array
+  // must get its size back.
   const boost::mpi::communicator world;
   const int p = world.size(), me = world.rank();
   if (p < 2) return;
+  for (const bool in_place : {false, true}) {
+  CAPTURE(in_place);
   constexpr int tag = 23;
   std::vector<RawElem> elements;
   std::vector<Index> keys;
   std::vector<int> dest;
+  if (in_place) elements.reserve(400);
   for (int i = 0; i < 40; ++i) {
     const auto key = static_cast<std::uint64_t>(i * p + me) * 8;
     elements.push_back(make_elem(static_cast<RawElem*>(nullptr), key, me, i));
     keys.push_back(static_cast<Index>(key));
-    dest.push_back(me == 0 ? 1 + i % (p - 1) : me);  // rank 0: every element away, interleaved
+    // rank 0: every element away, interleaved (or all to rank 1, in place)
+    dest.push_back(me == 0 ? (in_place ? 1 : 1 + i % (p - 1)) : me);
   }
-  if (me == 0 && p > 2) std::swap(dest[0], dest[1]);
+  if (me == 0 && p > 2 && !in_place) std::swap(dest[0], dest[1]);
   const auto before = elements;
   const auto keys_before = keys;
   irregular::LocalLeaves<Curve> leaves;
@@ -682,5 +689,6 @@ TEST_CASE("a message that does not parse leaves the receiving rank's arrays as t
     CHECK(keys == keys_before);
   } else {
     CHECK_FALSE(threw);
+  }
   }
 }

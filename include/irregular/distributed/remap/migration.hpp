@@ -134,6 +134,9 @@ struct Migration {
   std::vector<Record> records;
   std::vector<E> staged;
   std::size_t staying = 0;  // elements that stay here
+  // The raw run that ends its array (elements, or the staged copy) may carry its message's
+  // records and trailer in the slots behind it: the array's size before, restored after.
+  std::size_t tail_size = SIZE_MAX;
   // Outgoing messages: regions per partner, trailers and archives kept alive until the end.
   mpi::MigrationCounters sent;
   std::vector<Trailer> trailers;
@@ -181,7 +184,14 @@ struct Migration {
     staying = eg.count[self];
     if constexpr (raw) {
       if (!eg.grouped) {
-        staged.reserve(elements.size() - staying);
+        // Room behind for the last destination's records and trailer (see tail_fits).
+        std::size_t last = P;
+        for (std::size_t r = P; r-- > 0;)
+          if (r != self && eg.count[r] != 0) {
+            last = r;
+            break;
+          }
+        staged.reserve(elements.size() - staying + (last < P ? tail_slots(last) : 0));
         for (std::size_t k = 0; k < eg.order.size(); ++k)
           if (k < eg.begin[self] || k >= eg.begin[self] + staying)
             staged.push_back(elements[eg.order[k]]);
@@ -216,23 +226,68 @@ struct Migration {
     if constexpr (!raw) mpi::agree_on(comm, failure);
   }
 
+  /// Slots of E that hold destination r's records and trailer.
+  [[nodiscard]] std::size_t tail_slots(std::size_t r) const {
+    return (lg.count[r] * sizeof(Record) + sizeof(Trailer) + sizeof(E) - 1) / sizeof(E);
+  }
+
+  /// The destination whose raw run ends `v`, when v's spare capacity holds that message's
+  /// records and trailer (else P): write_tail() copies them behind the run, so the message is
+  /// one contiguous region, which MPI moves by a single copy (Open MPI's CMA), where a gathered
+  /// datatype takes the two copies of the pipelined fragments (bench_transport (d)).
+  /// restore_tail() gives v its size back.
+  template <class V>
+  [[nodiscard]] std::size_t tail_fits(const V& v) const {
+    for (std::size_t r = 0; r < P; ++r) {
+      const std::size_t ne = eg.count[r];
+      if (r == self || ne == 0 || sent_begin(r) + ne != v.size()) continue;
+      return v.capacity() - v.size() >= tail_slots(r) ? r : P;
+    }
+    return P;
+  }
+  template <class V>
+  void write_tail(V& v, std::size_t r) {
+    const std::size_t size = v.size();
+    detail::resize_for_overwrite(v, size + tail_slots(r));  // within capacity: nothing moves
+    char* at = reinterpret_cast<char*>(v.data() + size);
+    const std::size_t record_bytes = lg.count[r] * sizeof(Record);
+    if (record_bytes != 0) std::memcpy(at, records.data() + lg.begin[r], record_bytes);
+    std::memcpy(at + record_bytes, &trailers[r], sizeof(Trailer));
+    tail_size = size;
+  }
+  void restore_tail() noexcept {
+    if (tail_size == SIZE_MAX) return;
+    if (eg.grouped)
+      elements.resize(tail_size);
+    else
+      staged.resize(tail_size);
+    tail_size = SIZE_MAX;
+  }
+
   /// One message per partner, [elements][leaf records][trailer], gathered by an MPI datatype
   /// from where the parts lie; counts what is sent.
   void address_messages() {
+    std::size_t tail_dest = P;  // the destination whose message is its array's last bytes
+    if constexpr (raw) tail_dest = eg.grouped ? tail_fits(elements) : tail_fits(staged);
     const E* grouped_elements = raw && !eg.grouped ? staged.data() : elements.data();
     std::vector<std::pair<int, std::size_t>> message_regions;  // (dest, first region)
     for (std::size_t r = 0; r < P; ++r) {
       const std::size_t nl = lg.count[r], ne = eg.count[r];
       if (r == self || nl + ne == 0) continue;
       const std::size_t first = regions.size();
-      if constexpr (raw)
+      if (r == tail_dest) {  // one contiguous region: elements, then records and trailer
+        regions.push_back({reinterpret_cast<const char*>(grouped_elements + sent_begin(r)),
+                           ne * sizeof(E) + nl * sizeof(Record) + sizeof(Trailer)});
+      } else {
+        if constexpr (raw)
+          regions.push_back(
+              {reinterpret_cast<const char*>(grouped_elements + sent_begin(r)), ne * sizeof(E)});
+        else
+          frames[r].append_regions(regions);
         regions.push_back(
-            {reinterpret_cast<const char*>(grouped_elements + sent_begin(r)), ne * sizeof(E)});
-      else
-        frames[r].append_regions(regions);
-      regions.push_back(
-          {reinterpret_cast<const char*>(records.data() + lg.begin[r]), nl * sizeof(Record)});
-      regions.push_back({reinterpret_cast<const char*>(&trailers[r]), sizeof(Trailer)});
+            {reinterpret_cast<const char*>(records.data() + lg.begin[r]), nl * sizeof(Record)});
+        regions.push_back({reinterpret_cast<const char*>(&trailers[r]), sizeof(Trailer)});
+      }
       message_regions.push_back({static_cast<int>(r), first});
       std::size_t bytes = 0;
       for (std::size_t k = first; k < regions.size(); ++k) bytes += regions[k].bytes;
@@ -248,6 +303,14 @@ struct Migration {
           m + 1 < message_regions.size() ? message_regions[m + 1].second : regions.size();
       sends.push_back({message_regions[m].first,
                        std::span<const ByteRegion>(regions).subspan(first, end - first)});
+    }
+    if constexpr (raw) {  // last: nothing that may throw runs until the exchange restores it
+      if (tail_dest != P) {
+        if (eg.grouped)
+          write_tail(elements, tail_dest);
+        else
+          write_tail(staged, tail_dest);
+      }
     }
   }
 
@@ -331,7 +394,12 @@ struct Migration {
     const std::size_t lent = arrivals.size();  // restored on error: the staged copy holds them all
     arrivals.clear();
     RawSink sink{&arrivals, 0, this};
+    struct Restore {  // the sent array's size back, also when MPI throws
+      Migration* m;
+      ~Restore() { m->restore_tail(); }
+    } restore{this};
     detail::nbx_exchange(comm, tag, std::span<const OutgoingGather>(sends), sink, stats);
+    restore_tail();        // every send has completed
     if (!error.empty()) {  // leave the arrays as they were
       if (lend) {
         elements.swap(arrivals);
@@ -446,6 +514,12 @@ struct Migration {
     std::size_t room = staying;
     for (std::size_t m = 0; m < segments.size(); ++m)
       room += std::min(segments[m].count, element_bytes[m]);
+    if (elements.empty()) {
+      // Nothing to keep: the empty arrays lend their storage, whose pages are mapped already
+      // (a fresh result's would fault one by one); empty they stay empty on failure.
+      result.swap(elements);
+      result_keys.swap(keys);
+    }
     result.reserve(room);
     result_keys.reserve(room);
     auto own_slots = [&] {
@@ -570,8 +644,8 @@ mpi::MigrationCounters migrate(const boost::mpi::communicator& comm, std::span<c
   m.group_leaves(leaf_dest);
   m.group_elements(elem_dest);
   m.write_messages();
+  mpi::detail::check_tag(tag);  // before the sent array may grow by a message's tail
   m.address_messages();
-  mpi::detail::check_tag(tag);
   if constexpr (Migration::raw)
     m.receive_raw(tag);
   else
