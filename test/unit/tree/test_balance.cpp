@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 // Catch2 names template test cases by __COUNTER__: a namespace per file avoids ODR clashes.
@@ -264,6 +265,46 @@ TEST_CASE("CellTree::refine: data-aware split, max_level, bad input and throwing
   CHECK_THROWS_AS(v.refine([](const irr::Cell<2>& c) { return c.level < 4; }, 10, boom), std::runtime_error);
   REQUIRE(v.size() == 16);
   for (std::size_t i = 0; i < v.size(); ++i) REQUIRE((v.level(i) == 2 && v.data(i) == static_cast<int>(i)));
+}
+
+TEST_CASE("CellTree::refine with data that cannot simply be copied equals mark-and-adapt passes",
+          "[tree][cell_tree]") {
+  using C = irr::curve::Hilbert<2>;
+  using T = irr::CellTree<C, std::string>;
+  // The data name the path from the root; split reads them (split(cell, data)).
+  auto name = [](const std::string& p, const irr::Cell<2>& c) {
+    return p + std::to_string(c.anchor[0] % 2 + 2 * (c.anchor[1] % 2));
+  };
+  auto split = [](const irr::Cell<2>& c, const std::string& d) {
+    return c.level < 7 && (d.size() < 3 || d[d.size() - 1] == d[d.size() - 2]);
+  };
+  auto merge = [](std::span<const std::string> ch) { return ch[0].substr(0, ch[0].size() - 1); };
+  T a = T::uniform(1, std::string("r"));
+  for (;;) {
+    bool any = false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a.level(i) < 7 && split(a.cell(i), a.data(i))) a.mark(i, irr::Mark::refine), any = true;
+    if (!any) break;
+    a.adapt(name, merge);
+  }
+  T b = T::uniform(1, std::string("r"));
+  b.refine(split, 7, name);
+  REQUIRE(b.size() == a.size());
+  REQUIRE(b.size() > 4);
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    REQUIRE(b.cell(i) == a.cell(i));
+    REQUIRE(b.data(i) == a.data(i));
+  }
+  // A throwing init part way leaves the tree and its data as they were.
+  T c = T::uniform(2, std::string("x"));
+  int calls = 0;
+  auto boom = [&](const std::string& p, const irr::Cell<2>& ch) {
+    if (++calls == 30) throw std::runtime_error("boom");
+    return name(p, ch);
+  };
+  CHECK_THROWS_AS(c.refine(split, 7, boom), std::runtime_error);
+  REQUIRE(c.size() == 16);
+  for (std::size_t i = 0; i < c.size(); ++i) REQUIRE((c.level(i) == 2 && c.data(i) == "x"));
 }
 
 // The issue's cross-check: p4est 2.2, unit square from uniform level 6, quadrants whose centre

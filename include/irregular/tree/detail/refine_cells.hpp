@@ -93,7 +93,7 @@ std::size_t one_pass_rec(const Cell<C::dim>& cell, typename C::state_type state,
                                          nl, nd);
     } else {
       nl.push_back(child_level);
-      nd.push_back(cd);
+      nd.push_back(std::move(cd));  // moved: data that cannot simply be copied use this too
     }
   }
   return n;
@@ -224,26 +224,6 @@ RefinedLeaves<typename C::index_type, Data> refine_exact(std::span<const typenam
 
 // ---- moving ----------------------------------------------------------------------------------
 
-template <SpaceFillingCurve C, class Data, class Split, class Init>
-std::size_t moving_rec(const Cell<C::dim>& cell, typename C::state_type state, const Data& d,
-                       Split& split, int max_level, Init& init, std::vector<std::uint8_t>& nl,
-                       std::vector<Data>& fresh) {
-  std::size_t n = 0;
-  const auto child_level = static_cast<std::uint8_t>(cell.level + 1);
-  for (int k = 0; k < children_of<C>; ++k) {
-    const Cell<C::dim> ch =
-        child_at_position<C>(cell, static_cast<int>(C::child_position(state, k)));
-    Data cd = init(d, ch);
-    if (ch.level < max_level && split(ch, std::as_const(cd))) {
-      n += 1 + moving_rec<C>(ch, C::child_state(state, k), cd, split, max_level, init, nl, fresh);
-    } else {
-      nl.push_back(child_level);
-      fresh.push_back(std::move(cd));
-    }
-  }
-  return n;
-}
-
 /// split(cell, data), data that are not trivially copyable: the new data are made apart, the
 /// kept ones moved in once every callback has returned.
 template <SpaceFillingCurve C, class Data, class Split, class Init>
@@ -259,8 +239,8 @@ RefinedLeaves<typename C::index_type, Data> refine_moving(std::span<const typena
     if (lv < max_level) {
       const Cell<C::dim> c = cell_at<C>(s[i], lv);
       if (split(c, std::as_const(data[i]))) {
-        r.n_split += 1 + moving_rec<C>(c, state_at<C>(s[i], lv), std::as_const(data[i]), split,
-                                       max_level, init, r.levels, fresh);
+        r.n_split += 1 + one_pass_rec<C, true>(c, state_at<C>(s[i], lv), std::as_const(data[i]),
+                                               split, max_level, init, r.levels, fresh);
         continue;
       }
     }
