@@ -142,6 +142,27 @@ std::string cpu_name() {
   return "unknown";
 }
 
+// A Boost binary archive of the elements, serialize() called directly (no tracking, no
+// pointer handling): what a program without the library writes by hand, and the packed path.
+std::vector<char> save_by_hand(const std::vector<Particle>& particles) {
+  namespace ba = boost::archive;
+  std::vector<char> buf;
+  irregular::detail::VectorOutBuf sb(buf);
+  {
+    ba::binary_oarchive ar(sb, ba::no_header | ba::no_codecvt);
+    for (const Particle& e : particles)
+      boost::serialization::serialize_adl(ar, const_cast<Particle&>(e), 0u);
+  }
+  sb.finish();
+  return buf;
+}
+void load_by_hand(std::vector<Particle>& back, const std::vector<char>& buf) {
+  namespace ba = boost::archive;
+  irregular::detail::SpanInBuf sb(buf);
+  ba::binary_iarchive ar(sb, ba::no_header | ba::no_codecvt);
+  for (Particle& e : back) boost::serialization::serialize_adl(ar, e, 0u);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -452,17 +473,8 @@ int main(int argc, char** argv) {
   const std::size_t hand_row = srows.size();
   srows.push_back({"(s'') Boost binary archive + plain MPI_Send/MPI_Probe/MPI_Recv + load, by hand",
                    median_time(world, warmup, repeats, [&] {
-                     namespace ba = boost::archive;
-                     const unsigned flags = ba::no_header | ba::no_codecvt;
                      if (me == 0) {
-                       std::vector<char> buf;
-                       irregular::detail::VectorOutBuf sb(buf);
-                       {
-                         ba::binary_oarchive ar(sb, flags);
-                         for (const Particle& e : particles)
-                           boost::serialization::serialize_adl(ar, const_cast<Particle&>(e), 0u);
-                       }
-                       sb.finish();
+                       const std::vector<char> buf = save_by_hand(particles);
                        MPI_Send(buf.data(), static_cast<int>(buf.size()), MPI_BYTE, 1, 12, world);
                      } else if (me == 1) {
                        MPI_Status st;
@@ -472,9 +484,7 @@ int main(int argc, char** argv) {
                        std::vector<char> buf(static_cast<std::size_t>(count));
                        MPI_Recv(buf.data(), count, MPI_BYTE, 0, 12, world, MPI_STATUS_IGNORE);
                        std::vector<Particle> back(n);
-                       irregular::detail::SpanInBuf sb(buf);
-                       ba::binary_iarchive ar(sb, flags);
-                       for (Particle& e : back) boost::serialization::serialize_adl(ar, e, 0u);
+                       load_by_hand(back, buf);
                        check_particles(back);
                      }
                    })});
@@ -551,22 +561,8 @@ int main(int argc, char** argv) {
       });
   archive_row(
       "binary archive, element.serialize(ar) called directly (pack() now)",
-      [&] {
-        std::vector<char> buf;
-        irregular::detail::VectorOutBuf sb(buf);
-        {
-          ba::binary_oarchive ar(sb, bflags);
-          for (const Particle& e : particles)
-            boost::serialization::serialize_adl(ar, const_cast<Particle&>(e), 0u);
-        }
-        sb.finish();
-        return buf;
-      },
-      [&](std::vector<Particle>& back, std::vector<char> buf) {
-        irregular::detail::SpanInBuf sb(buf);
-        ba::binary_iarchive ar(sb, bflags);
-        for (Particle& e : back) boost::serialization::serialize_adl(ar, e, 0u);
-      });
+      [&] { return save_by_hand(particles); },
+      [&](std::vector<Particle>& back, std::vector<char> buf) { load_by_hand(back, buf); });
   archive_row(
       "Boost.MPI packed archive, ar << element",
       [&] {
