@@ -267,12 +267,7 @@ void touching_sends(const CollectionInput<C, M>& in, std::vector<std::vector<std
     }
     std::array<std::pair<typename C::index_type, Cell<C::dim>>, children> kids;
     for (int pos = 0; pos < children; ++pos) {
-      Cell<C::dim> child;
-      child.level = x.level + 1;
-      for (int d = 0, t = pos; d < C::dim; ++d, t /= C::arity)
-        child.anchor[static_cast<std::size_t>(d)] =
-            x.anchor[static_cast<std::size_t>(d)] * static_cast<coord_t>(C::arity) +
-            static_cast<coord_t>(t % C::arity);
+      const auto child = child_at_position<C>(x, pos);
       kids[static_cast<std::size_t>(pos)] = {curve::hnode_interval<C>(child).start, child};
     }
     std::sort(kids.begin(), kids.end(),
