@@ -540,6 +540,8 @@ bool run_dimension(const mpi::communicator& world, const Config& cfg, bool have_
     ours.first_pass = p4.first_pass = rep == 0 && first_in_process;
 #ifdef IRREGULAR_HAVE_P4EST
     if (p4est_first) run_p4est<D>(world, level, p4, keep);
+#else
+    (void)p4est_first;  // only the anchor's side reads it
 #endif
     run_ours<D>(world, level, ours, keep);
 #ifdef IRREGULAR_HAVE_P4EST
