@@ -1,12 +1,13 @@
 // The partitioner advisor (issue 31): compare_partitioners' dry-run counts against what applying
 // each candidate's map really does (the migration counters, a request/answer collection, one
 // ghost exchange, the load report), on both domains, in 2D and 3D; the same counts whatever map
-// is in force; nothing changed by a comparison; agreed errors; partitioner::Auto's choice equal
-// on every rank and equal to the comparison it records.
+// is in force; nothing changed by a comparison; agreed errors that name the ranks whose candidates
+// differ; names compared as the registry resolves them; partitioner::Auto's choice equal on every
+// rank and equal to the comparison it records.
 #include <irregular/distributed/advisor/auto_partitioner.hpp>
+#include <irregular/partition/chain_partition.hpp>
 
 #include "../support/domain_support.hpp"
-
 #include <set>
 
 using namespace domain_support;
@@ -86,6 +87,8 @@ void require_matches(Domain& d, const Row& row) {
   const auto report = d.load_report();
   CHECK(report.loads[static_cast<std::size_t>(me)] ==
         Approx(row.part_loads[static_cast<std::size_t>(me)]).epsilon(1e-12));
+  // One meaning of imbalance (Lmax/Lavg - 1): the row's is the applied map's load report's.
+  CHECK(row.imbalance == Approx(report.imbalance).margin(1e-9));
 }
 
 // Every candidate in turn: compare from the map in force, check nothing changed, apply, check
@@ -102,7 +105,9 @@ void run_candidates(Domain& d, const std::vector<std::string>& names) {
     const auto cmp = d.compare_partitioners({name}, opt);
     REQUIRE(state_sum(d) == before);
     const auto& row = cmp.rows[0];
-    CHECK(row.imbalance >= 1.0);
+    CHECK(row.imbalance >= 0.0);
+    CHECK(row.imbalance ==
+          Approx(irr::partition::load_imbalance<double>(row.part_loads)).margin(1e-12));
     CHECK(row.bottleneck >= row.lower_bound * (1 - 1e-12));
     if (row.family == "SFC") CHECK(row.optimal_bottleneck <= row.bottleneck * (1 + 1e-12));
     d.apply_map(cmp.maps[0]);
@@ -125,7 +130,8 @@ void run_candidates(Domain& d, const std::vector<std::string>& names) {
 
 }  // namespace
 
-TEST_CASE("dry-run counts equal the applied maps': elements in 2D under every family", "[advisor]") {
+TEST_CASE("dry-run counts equal the applied maps': elements in 2D under every family",
+          "[advisor]") {
   mpi::communicator world;
   using P = irr::partitioner::ByName;
   using Domain = irr::IrregularDomain<Point<2>, irr::stencil::Moore<2>, irr::curve::Hilbert<2>,
@@ -154,10 +160,15 @@ TEST_CASE("dry-run counts equal the applied maps': cell data", "[advisor]") {
     double a, b;
   };
   using P = irr::partitioner::ByName;
-  using Domain = irr::CellDomain<Datum, irr::stencil::Moore<2>, irr::curve::Morton<2>,
-                                 irr::load::Constant, P>;
+  using Domain =
+      irr::CellDomain<Datum, irr::stencil::Moore<2>, irr::curve::Morton<2>, irr::load::Constant, P>;
   irr::CellDomainOptions<2, irr::load::Constant, P> o;
-  Domain d(world, unit_box<2>(), 3, [](const irr::Cell<2>& c) { return Datum{1.0 * c.anchor[0], 1.0}; }, o);
+  Domain d(
+      world, unit_box<2>(), 3,
+      [](const irr::Cell<2>& c) {
+        return Datum{1.0 * c.anchor[0], 1.0};
+      },
+      o);
   for (int round = 0; round < 3; ++round) {
     for (std::size_t i = 0; i < d.local_leaf_count(); ++i) {
       const auto c = d.cell(i);
@@ -198,15 +209,17 @@ TEST_CASE("advisor errors are agreed and change nothing", "[advisor][agreement]"
   // An unknown name on one rank only.
   require_agreed(
       [&] {
-        (void)d.compare_partitioners({"SFC", world.rank() == last ? "NO-SUCH-PARTITIONER" : "HIER-RB"});
+        (void)d.compare_partitioners(
+            {"SFC", world.rank() == last ? "NO-SUCH-PARTITIONER" : "HIER-RB"});
       },
       "NO-SUCH-PARTITIONER");
   // Valid names, but not the same on every rank (every rank would choose differently).
   if (world.size() > 1)
     require_agreed(
         [&] {
-          (void)d.compare_partitioners(world.rank() == last ? std::vector<std::string>{"HIER-RB", "SFC"}
-                                                           : std::vector<std::string>{"SFC", "HIER-RB"});
+          (void)d.compare_partitioners(world.rank() == last
+                                           ? std::vector<std::string>{"HIER-RB", "SFC"}
+                                           : std::vector<std::string>{"SFC", "HIER-RB"});
         },
         "differ");
   // A bad figure on one rank.
@@ -242,12 +255,197 @@ TEST_CASE("advisor errors are agreed and change nothing", "[advisor][agreement]"
 }
 
 namespace {
-using AutoC = irr::curve::Hilbert<2>;
-using AutoP = irr::partitioner::Auto<irr::stencil::Moore<2>>;
-using AutoDomain = irr::IrregularDomain<Point<2>, irr::stencil::Moore<2>, AutoC, irr::load::ElementCount, AutoP>;
+// The collective_error that call() throws, checked to be the same on every rank.
+template <class F>
+std::pair<std::string, int> agreed_error(const mpi::communicator& world, F&& call) {
+  int failing = -1;
+  std::string message;
+  try {
+    call();
+  } catch (const irr::collective_error& e) {
+    failing = e.failing_rank();
+    message = e.what();
+  }
+  CAPTURE(message);
+  REQUIRE(failing >= 0);
+  std::uint64_t h = std::hash<std::string>{}(message) ^ static_cast<std::uint64_t>(failing);
+  std::uint64_t lo = 0, hi = 0;
+  mpi::all_reduce(world, h, lo, mpi::minimum<std::uint64_t>());
+  mpi::all_reduce(world, h, hi, mpi::maximum<std::uint64_t>());
+  REQUIRE(lo == hi);
+  return {message, failing};
+}
 }  // namespace
 
-TEST_CASE("partitioner::Auto applies the cheapest predicted map, the same on every rank", "[advisor][auto]") {
+TEST_CASE("a candidate list that differs names the ranks it differs on",
+          "[advisor][agreement][mismatch]") {
+  mpi::communicator world;
+  const int p = world.size(), me = world.rank();
+  using Domain = irr::IrregularDomain<Point<2>, irr::stencil::Moore<2>, irr::curve::Hilbert<2>,
+                                      irr::load::ElementCount, irr::partitioner::ByName>;
+  Domain d(world, unit_box<2>(), irr::refine::max_elements(6));
+  insert_and_build(d, clustered<2>(600, 5), 1);
+  const auto before = state_sum(d);
+  using L = std::vector<std::string>;
+  const std::vector<L> lists{{"SFC", "HIER-RB"}, {"HIER-RB", "SFC"}, {"SFC"}, {"HIER-RB"}};
+  const auto r = [](int k) { return std::to_string(k); };
+  // One odd rank, rank 0 or the last, with either list as the odd one (the fingerprints order
+  // both ways).
+  for (int flip = 0; flip < 2 && p > 1; ++flip)
+    for (const int odd : {0, p - 1}) {
+      CAPTURE(flip, odd);
+      const auto [message, failing] = agreed_error(world, [&] {
+        (void)d.compare_partitioners(lists[static_cast<std::size_t>((me == odd) != (flip == 1))]);
+      });
+      CAPTURE(message);
+      if (p == 2) {  // one against one: no majority
+        CHECK(message.find("no majority: rank 0 has one list; rank 1 another") !=
+              std::string::npos);
+        CHECK(failing == 1);
+      } else {
+        CHECK(message.find(": rank " + r(odd) + " differs from the other " + r(p - 1) + " ranks") !=
+              std::string::npos);
+        CHECK(failing == odd);
+      }
+      REQUIRE(state_sum(d) == before);
+    }
+  // Two odd ranks, 1 and the last.
+  if (p >= 5) {
+    const auto [message, failing] = agreed_error(
+        world, [&] { (void)d.compare_partitioners(lists[me == 1 || me == p - 1 ? 1 : 0]); });
+    CAPTURE(message);
+    CHECK(message.find(": ranks 1 and " + r(p - 1) + " differ from the other " + r(p - 2) +
+                       " ranks") != std::string::npos);
+    CHECK(failing == 1);
+  }
+  // No majority: four lists, by rank % 4.
+  if (p >= 4) {
+    const auto [message, failing] = agreed_error(
+        world, [&] { (void)d.compare_partitioners(lists[static_cast<std::size_t>(me % 4)]); });
+    CAPTURE(message);
+    const std::string expect =
+        p == 4 ? "no majority: rank 0 has one list; rank 1 another; rank 2 another; and 1 more"
+               : "no majority: ranks 0 and 4 have one list; ranks 1 and 5 another; ranks 2 and 6 "
+                 "another; and 1 more";
+    if (p == 4 || p == 7) CHECK(message.find(expect) != std::string::npos);
+    CHECK(failing == 1);
+  }
+  REQUIRE(state_sum(d) == before);
+}
+
+TEST_CASE("a mismatch message names few ranks at any rank count", "[advisor][mismatch]") {
+  using irr::advisor::detail::describe_mismatch;
+  const std::size_t p = 100000;
+  std::vector<std::uint64_t> prints(p, 7);
+  CHECK(!describe_mismatch(prints));
+  prints[7] = prints[p - 1] = 9;
+  auto m = describe_mismatch(prints);
+  REQUIRE(m);
+  CHECK(m->first.find(": ranks 7 and 99999 differ from the other 99998 ranks") !=
+        std::string::npos);
+  CHECK(m->second == 7);
+  for (std::size_t r = 0; r < p; ++r) prints[r] = r % 3 == 0 ? 1 : 2;  // 33334 odd, no list shown
+  m = describe_mismatch(prints);
+  REQUIRE(m);
+  CHECK(m->first.find(": ranks 0, 3 and 33332 others differ from the other 66666 ranks") !=
+        std::string::npos);
+  CHECK(m->second == 0);
+  for (std::size_t r = 0; r < p; ++r) prints[r] = r % 5;  // five lists, none a majority
+  m = describe_mismatch(prints);
+  REQUIRE(m);
+  CHECK(m->first.find("no majority: ranks 0, 5 and 19998 others have one list; ranks 1, 6 and "
+                      "19998 others another; ranks 2, 7 and 19998 others another; and 2 more") !=
+        std::string::npos);
+  CHECK(m->second == 1);
+  CHECK(m->first.size() < 300);
+}
+
+TEST_CASE("the registry's canonical names", "[advisor][names]") {
+  using C2 = irr::curve::Hilbert<2>;
+  using C3 = irr::curve::Morton<3>;
+  const auto canon = [](const std::string& n) {
+    return irr::partitioner::ByName{n}.canonical_name<C2>();
+  };
+  CHECK(canon("sfc") == "SFC");
+  CHECK(canon("Sfc-Greedy") == "SFC-GREEDY");
+  CHECK(canon("bn-02-8-t") == "BN-2-8-T");
+  CHECK(canon("BN-4") == "BN-4");
+  CHECK(canon("jag-m-heur-probe-best") == "JAG-M-HEUR-PROBE");
+  CHECK(canon("JAG-M-HEUR-PROBE-HOR") == "JAG-M-HEUR-PROBE-HOR");
+  CHECK(canon("hier-rb-load") == "HIER-RB");
+  CHECK(canon("HIER-RELAXED-DIST") == "HIER-RELAXED-DIST");
+  CHECK(canon("hybrid(hier-relaxed-load/jag-m-opt-best,min=016)") ==
+        "HYBRID(HIER-RELAXED/JAG-M-OPT,MIN=16)");
+  CHECK(canon("HYBRID(HIER-RB/JAG-M-OPT,MIN=0)") == "HYBRID(HIER-RB/JAG-M-OPT)");
+  CHECK(irr::partitioner::ByName{"jag-m-heur-best"}.canonical_name<C3>() == "JAG-M-HEUR");
+  CHECK_THROWS_AS(canon("NO-SUCH"), irr::invalid_argument);
+  CHECK_THROWS_AS(irr::partitioner::ByName{"BN-2"}.canonical_name<C3>(), irr::invalid_argument);
+  // Every accepted spelling resolves to the policy of its canonical name: the same family, and
+  // for the rectangular ones the canonical algorithm.
+  for (const auto& n : irr::rect::partitioner_names<2>()) {
+    CAPTURE(n);
+    const irr::partitioner::ByName by{n};
+    const auto policy = by.by_name<C2>();
+    const auto* rect = std::get_if<irr::partitioner::Rectangular>(&policy);
+    REQUIRE(rect != nullptr);
+    CHECK(rect->algorithm == by.canonical_name<C2>());
+    CHECK(irr::partitioner::ByName{by.canonical_name<C2>()}.canonical_name<C2>() ==
+          by.canonical_name<C2>());
+  }
+}
+
+TEST_CASE("candidate names compare as the registry resolves them", "[advisor][names]") {
+  mpi::communicator world;
+  const bool odd = world.rank() % 2 == 1;
+  // The same partitioners, spelled differently on odd and even ranks.
+  const std::vector<std::string> asked =
+      odd ? std::vector<std::string>{"sfc", "hier-rb", "Jag-M-Heur-Probe-BEST", "bn-02-8"}
+          : std::vector<std::string>{"SFC", "HIER-RB-LOAD", "JAG-M-HEUR-PROBE", "BN-2-8"};
+  const std::vector<std::string> canonical{"SFC", "HIER-RB", "JAG-M-HEUR-PROBE", "BN-2-8"};
+  using P = irr::partitioner::ByName;
+  using Domain = irr::IrregularDomain<Point<2>, irr::stencil::Moore<2>, irr::curve::Hilbert<2>,
+                                      irr::load::ElementCount, P>;
+  Domain d(world, unit_box<2>(), irr::refine::max_elements(6));
+  insert_and_build(d, clustered<2>(700, 13), 1);
+  irr::advisor::AdvisorOptions opt;
+  opt.model = {1e-6, 1e-9, 1e-6};
+  const auto cmp = d.compare_partitioners(asked, opt);
+  REQUIRE(cmp.rows.size() == canonical.size());
+  // The rows name the resolved partitioners, so the comparison is the same on every rank.
+  std::uint64_t h = 0;
+  for (std::size_t k = 0; k < canonical.size(); ++k) {
+    CHECK(cmp.rows[k].name == canonical[k]);
+    CHECK(cmp.find(asked[k]) == &cmp.rows[k]);
+    h = h * 1000003ull ^ std::hash<std::string>{}(cmp.rows[k].name) ^
+        std::hash<double>{}(cmp.rows[k].predicted_seconds);
+  }
+  std::uint64_t lo = 0, hi = 0;
+  mpi::all_reduce(world, h, lo, mpi::minimum<std::uint64_t>());
+  mpi::all_reduce(world, h, hi, mpi::maximum<std::uint64_t>());
+  CHECK(lo == hi);
+  // partitioner::Auto compares the same way.
+  using AutoP2 = irr::partitioner::Auto<irr::stencil::Moore<2>>;
+  irr::DomainOptions<2, irr::load::ElementCount, AutoP2> o;
+  o.partitioner.calibrate = false;
+  o.partitioner.candidates = asked;
+  irr::IrregularDomain<Point<2>, irr::stencil::Moore<2>, irr::curve::Hilbert<2>,
+                       irr::load::ElementCount, AutoP2>
+      a(world, unit_box<2>(), irr::refine::max_elements(6), o);
+  insert_and_build(a, clustered<2>(700, 13), 1);
+  const auto* choice = a.options().partitioner.last_choice();
+  REQUIRE(choice != nullptr);
+  CHECK(choice->candidates == canonical);
+}
+
+namespace {
+using AutoC = irr::curve::Hilbert<2>;
+using AutoP = irr::partitioner::Auto<irr::stencil::Moore<2>>;
+using AutoDomain =
+    irr::IrregularDomain<Point<2>, irr::stencil::Moore<2>, AutoC, irr::load::ElementCount, AutoP>;
+}  // namespace
+
+TEST_CASE("partitioner::Auto applies the cheapest predicted map, the same on every rank",
+          "[advisor][auto]") {
   mpi::communicator world;
   irr::DomainOptions<2, irr::load::ElementCount, AutoP> o;
   o.partitioner.calibrate = false;
@@ -307,18 +505,22 @@ TEST_CASE("partitioner::Auto's hysteresis keeps the family in force", "[advisor]
   irr::RebalanceOptions ro;
   ro.threshold = 0;
   for (int round = 0; round < 3; ++round) {
-    d.move_elements([round](Point<2>& e) { e.position[round % 2] = 0.3 + 0.5 * e.position[round % 2] * e.position[round % 2]; });
+    d.move_elements([round](Point<2>& e) {
+      e.position[round % 2] = 0.3 + 0.5 * e.position[round % 2] * e.position[round % 2];
+    });
     const auto decision = d.rebalance(ro);
     if (decision.choice) CHECK(family(decision.choice->chosen) == first);
   }
 }
 
-TEST_CASE("a calibration is the same on every rank; a bad one fails everywhere", "[advisor][calibration]") {
+TEST_CASE("a calibration is the same on every rank; a bad one fails everywhere",
+          "[advisor][calibration]") {
   mpi::communicator world;
   irr::advisor::CalibrationOptions co;
   co.repetitions = 3;
   co.sizes = {8, 65536};
-  const auto m = irr::advisor::CostModel::calibrate(world, co, irr::advisor::CostModel{1e-6, 1e-9, 2e-7});
+  const auto m =
+      irr::advisor::CostModel::calibrate(world, co, irr::advisor::CostModel{1e-6, 1e-9, 2e-7});
   for (double x : {m.latency, m.seconds_per_byte}) {
     double lo = 0, hi = 0;
     mpi::all_reduce(world, x, lo, mpi::minimum<double>());

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <irregular/core/concepts.hpp>
+#include <irregular/core/error.hpp>
 #include <irregular/distributed/partitioners/registry.hpp>
 
 #include <cmath>
@@ -19,10 +20,10 @@ namespace irregular::advisor {
 /// One candidate's map, measured on the live leaves. Counts are exact: they are what applying
 /// the map and collecting the ghosts under the domain's stencil would give.
 struct CandidateReport {
-  std::string name;    ///< the registry name (partitioner::ByName)
+  std::string name;    ///< the registry's canonical name (partitioner::ByName::canonical_name)
   std::string family;  ///< "SFC", "rectangular" or "bounded neighbours"
   // Balance (loads as the domain's metric gives them).
-  double imbalance = 0;   ///< Lmax / Lavg (1 is perfect)
+  double imbalance = 0;   ///< Lmax / Lavg - 1 (0 is perfect; saule-bas-catalyurek §2)
   double bottleneck = 0;  ///< Lmax, the slowest part's load
   /// max(Lavg, heaviest leaf): no map of whole leaves does better.
   double lower_bound = 0;
@@ -71,10 +72,17 @@ struct PartitionerComparison {
         b = static_cast<int>(k);
     return b;
   }
-  /// The row named `name` (as asked), or nullptr.
-  [[nodiscard]] const CandidateReport* find(const std::string& name) const noexcept {
+  /// The row of the partitioner `name` stands for, in any spelling the registry resolves to it
+  /// (e.g. "sfc" finds "SFC"); nullptr when there is none or the name is unknown.
+  [[nodiscard]] const CandidateReport* find(const std::string& name) const {
+    std::string canonical;
+    try {
+      canonical = partitioner::ByName{name}.template canonical_name<C>();
+    } catch (const invalid_argument&) {
+      return nullptr;
+    }
     for (const auto& r : rows)
-      if (r.name == name) return &r;
+      if (r.name == canonical) return &r;
     return nullptr;
   }
 

@@ -13,6 +13,8 @@
 #include <irregular/curve/interval.hpp>
 #include <irregular/distributed/advisor/comparison.hpp>
 #include <irregular/distributed/advisor/cost_model.hpp>
+#include <irregular/distributed/advisor/detail/agreement.hpp>
+#include <irregular/distributed/advisor/detail/boundary.hpp>
 #include <irregular/distributed/advisor/detail/dry_run_support.hpp>
 #include <irregular/distributed/ghost/collection.hpp>
 #include <irregular/distributed/ghost/request_answer.hpp>
@@ -26,6 +28,7 @@
 #include <irregular/mpi/collective_error.hpp>
 #include <irregular/mpi/operations.hpp>
 #include <irregular/mpi/sparse_exchange.hpp>
+#include <irregular/partition/chain_partition.hpp>
 #include <irregular/tree/detail/curve_math.hpp>
 #include <irregular/tree/stencil.hpp>
 
@@ -181,89 +184,10 @@ class Comparer {
     return std::span<const std::uint32_t>(reads_).subspan(at_[i], count_[i]);
   }
 
-  // The part holding every index of cell c, or -1 when that is not sure. A cell that no part
-  // boundary cuts has one owner unless it strictly contains a whole-held cell, and then it is cut
-  // (the held cell split, so does any cell containing it); owner(i) honours the held cells.
-  template <class Map>
-  [[nodiscard]] static int one_owner(const Map& m, const Cell<C::dim>& c) {
-    if (m.splits(c)) return -1;
-    const auto iv = curve::hnode_interval<C>(c);
-    const int a = m.owner(iv.start);
-    return a == m.owner(static_cast<I>(iv.end - 1)) ? a : -1;
-  }
-
-  // Whether every cell within the stencil's reach of `c` (at c's level) lies whole in c's part:
-  // then no leaf inside c reads across parts (a leaf read is inside such a cell, or contains one).
-  template <class Map>
-  [[nodiscard]] bool inside_one_part(const Map& m, const Cell<C::dim>& c) const {
-    const int part = one_owner(m, c);
-    if (part < 0) return false;
-    constexpr int r = irregular::detail::reach<S>(), width = 2 * r + 1;
-    constexpr std::size_t D = static_cast<std::size_t>(C::dim);
-    std::size_t block = 1;
-    for (std::size_t d = 0; d < D; ++d) block *= static_cast<std::size_t>(width);
-    const auto cells = static_cast<std::int64_t>(irregular::detail::axis_cells<C>(c.level));
-    for (std::size_t k = 0; k < block; ++k) {
-      Cell<C::dim> nb;
-      nb.level = c.level;
-      bool inside = true;
-      std::size_t t = k;
-      for (std::size_t d = 0; d < D; ++d, t /= static_cast<std::size_t>(width)) {
-        std::int64_t x = static_cast<std::int64_t>(c.anchor[d]) +
-                         static_cast<std::int64_t>(t % static_cast<std::size_t>(width)) - r;
-        if (x < 0 || x >= cells) {
-          if (!live_.traffic.periodic[d]) {
-            inside = false;  // no leaf out there
-            break;
-          }
-          x = ((x % cells) + cells) % cells;
-        }
-        nb.anchor[d] = static_cast<coord_t>(x);
-      }
-      if (inside && one_owner(m, nb) != part) return false;
-    }
-    return true;
-  }
-
-  // The reader leaves that may read across parts under `map`: the tree is walked from the root,
-  // and every hnode whose reach lies in one part is skipped with all its leaves.
+  // The reader leaves that may read across parts under `map` (detail/boundary.hpp).
   void find_boundary(const AnyOwnershipMap<C>& map) {
-    boundary_.clear();
-    const auto& leaves = live_.leaves;
-    const auto starts = leaves.starts();
-    const auto levels = leaves.levels();
-    std::size_t children = 1;
-    for (int d = 0; d < C::dim; ++d) children *= static_cast<std::size_t>(C::arity);
-    struct Node {
-      I start;
-      int level;
-      std::size_t lo, hi;  // its local leaves
-    };
-    std::visit(
-        [&](const auto& m) {
-          std::vector<Node> stack{{I{0}, 0, 0, leaves.size()}};
-          while (!stack.empty()) {
-            const Node nd = stack.back();
-            stack.pop_back();
-            if (inside_one_part(m, irregular::detail::cell_at<C>(nd.start, nd.level))) continue;
-            if (nd.hi - nd.lo == 1 && starts[nd.lo] == nd.start && levels[nd.lo] == nd.level) {
-              if (opt_.ghosts.readers.contains(nd.level)) boundary_.push_back(nd.lo);
-              continue;
-            }
-            const I span = irregular::detail::span_at<C>(nd.level + 1);
-            std::size_t a = nd.lo;
-            for (std::size_t k = 0; k < children && a < nd.hi; ++k) {
-              const I end = nd.start + static_cast<I>(k + 1) * span;
-              const auto b = static_cast<std::size_t>(
-                  std::lower_bound(starts.begin() + static_cast<std::ptrdiff_t>(a),
-                                   starts.begin() + static_cast<std::ptrdiff_t>(nd.hi), end) -
-                  starts.begin());
-              if (b > a) stack.push_back({nd.start + static_cast<I>(k) * span, nd.level + 1, a, b});
-              a = b;
-            }
-          }
-        },
-        map.variant());
+    detail::boundary_leaves<S, C>(map, live_.leaves, live_.traffic.periodic, opt_.ghosts.readers,
+                                  boundary_);
   }
 
   // The candidate's map from the live chain (in curve order for the SFC family).
@@ -478,7 +402,7 @@ class Comparer {
     r.remap_bytes_exact = live_.traffic.wire.exact;
     r.bottleneck = *std::max_element(r.part_loads.begin(), r.part_loads.end());
     const double mean = total_ / static_cast<double>(p);
-    r.imbalance = mean > 0 ? r.bottleneck / mean : 1.0;
+    r.imbalance = partition::load_imbalance<double>(r.part_loads);
     r.lower_bound = std::max(mean, heaviest_);
     r.remap_seconds = remap;
     r.predicted_seconds = slowest + remap / opt_.steps;
@@ -486,48 +410,45 @@ class Comparer {
 };
 
 /// Measures every candidate named in `names` on the live tree (see Comparer), in the order
-/// given. Every rank must pass the same names and options: an unknown name, bad options or a
-/// candidate that throws on any rank make every rank throw the same irregular::collective_error.
-/// Moves no element or datum. Collective over live.comm.
+/// given; each row is named by the registry's canonical name (ByName::canonical_name). Every rank
+/// must ask for the same partitioners, as the registry resolves their names, and the same
+/// options: an unknown name, bad options, lists or options that differ between ranks (the error
+/// names the ranks that differ from the majority) or a candidate that throws on any rank make
+/// every rank throw the same irregular::collective_error. Moves no element or datum. Collective
+/// over live.comm.
 template <Stencil S, SpaceFillingCurve C, OwnershipMap M>
 PartitionerComparison<C> compare(const LiveTree<C, M>& live, std::span<const std::string> names,
                                  const AdvisorOptions& opt) {
+  std::vector<std::string> canonical;
   mpi::agree(live.comm, [&] {
     opt.model.validate();
     if (!(opt.steps > 0) || !std::isfinite(opt.steps))
       throw invalid_argument("irregular::compare_partitioners: steps must be finite and > 0");
     if (names.empty()) throw invalid_argument("irregular::compare_partitioners: no candidates");
-    for (const auto& n : names)
-      partitioner::ByName{n, opt.level}.template check<C>(live.comm.size());
+    for (const auto& n : names) {
+      const partitioner::ByName by{n, opt.level};
+      by.template check<C>(live.comm.size());
+      canonical.push_back(by.template canonical_name<C>());
+    }
   });
   // The same candidates and figures on every rank, or the choice would differ between ranks.
-  std::uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](const void* data, std::size_t bytes) {
-    for (std::size_t k = 0; k < bytes; ++k)
-      h = (h ^ static_cast<const unsigned char*>(data)[k]) * 1099511628211ull;
-  };
-  for (const auto& n : names) mix(n.c_str(), n.size() + 1);
+  detail::Fingerprint f;
+  for (const auto& n : canonical) f.mix(n.c_str(), n.size() + 1);
   const double figures[4] = {opt.steps, opt.model.latency, opt.model.seconds_per_byte,
                              opt.model.seconds_per_load.value_or(-1.0)};
-  mix(figures, sizeof figures);
-  mix(&opt.level, sizeof opt.level);
-  const int ghosts[5] = {static_cast<int>(opt.ghosts.contact), opt.ghosts.levels.min,
-                         opt.ghosts.levels.max, opt.ghosts.readers.min, opt.ghosts.readers.max};
-  mix(ghosts, sizeof ghosts);
-  std::uint64_t lo = 0, hi = 0;
-  boost::mpi::all_reduce(live.comm, h, lo, boost::mpi::minimum<std::uint64_t>());
-  boost::mpi::all_reduce(live.comm, h, hi, boost::mpi::maximum<std::uint64_t>());
-  if (lo != hi)
-    mpi::agree_on(live.comm,
-                  h == lo ? std::nullopt
-                          : std::optional<std::string>(
-                                "irregular::compare_partitioners: the candidates or "
-                                "options on rank " +
-                                std::to_string(live.comm.rank()) + " differ from another rank's"));
+  f.mix(figures, sizeof figures);
+  const int ints[6] = {opt.level,
+                       static_cast<int>(opt.ghosts.contact),
+                       opt.ghosts.levels.min,
+                       opt.ghosts.levels.max,
+                       opt.ghosts.readers.min,
+                       opt.ghosts.readers.max};
+  f.mix(ints, sizeof ints);
+  detail::agree_on_fingerprint(live.comm, f.value);
   PartitionerComparison<C> out;
   out.steps = opt.steps;
   Comparer<S, C, M> comparer(live, opt);
-  for (const auto& n : names) {
+  for (const auto& n : canonical) {
     auto [row, map] = comparer.measure(n);
     out.rows.push_back(std::move(row));
     out.maps.push_back(std::move(map));

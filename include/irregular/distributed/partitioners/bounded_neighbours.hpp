@@ -250,7 +250,11 @@ struct BoundedNeighbours {
     // Rounding may disagree with the gathered sums by an ulp: keep exactly ReceiveCuts[me].
     list.resize(static_cast<std::size_t>(receive[me]), hi);
     std::vector<std::uint64_t> out(list.begin(), list.end()), all(holders.size());
-    boost::mpi::all_gatherv(comm, out, all, receive);
+    // Boost.MPI reads the first value for its datatype even when there is none: empty arrays
+    // pass a dummy (0 values of it move).
+    std::uint64_t none = 0;
+    boost::mpi::all_gatherv(comm, out.empty() ? &none : out.data(), all.empty() ? &none : all.data(),
+                            receive);
     for (std::size_t k = 0; k < all.size(); ++k) cuts[k + 1] = static_cast<std::size_t>(all[k]);
     for (std::size_t k = 1; k < np; ++k)
       cuts[k] = std::max(cuts[k], cuts[k - 1]);  // monotone after rounding

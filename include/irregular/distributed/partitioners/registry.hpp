@@ -1,7 +1,7 @@
 // The runtime twin of the Partitioner policies: a partitioner picked by name, as Zoltan's
 // LB_METHOD, for codes that read it from an input file. Its map is AnyOwnershipMap, which holds
 // whichever map the chosen partitioner produces. To add a partitioner: its header, its policy in
-// `Policies`, its map in `Maps`, and one line in `by_name` — the domain does not change.
+// `Policies`, its map in `Maps`, and one line in `ByName::resolve` — the domain does not change.
 #pragma once
 
 #include <irregular/core/concepts.hpp>
@@ -22,6 +22,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -70,6 +71,33 @@ inline bool parse_bounded_neighbours(const std::string& n, partitioner::BoundedN
 inline std::string upper(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
+}
+
+// The canonical spelling of `n`, an upper-case name rect::make_partitioner<double, D> accepted:
+// without the default suffix it implies (-BEST of the jagged families, -LOAD of the hierarchical
+// ones), a hybrid's parts canonical and its MIN= the number the registry reads (none when it is
+// HybridOptions' default). Follows make_partitioner's parse (rect/registry.hpp).
+template <int D>
+std::string canonical_rectangular(const std::string& n) {
+  if (n.rfind("HYBRID(", 0) == 0 && n.back() == ')') {
+    const std::string inner = n.substr(7, n.size() - 8);
+    const auto slash = inner.find('/');
+    std::string second = inner.substr(slash + 1), min;
+    if (const auto comma = second.find(','); comma != std::string::npos) {
+      const std::size_t parts = std::stoul(second.substr(comma + 5));  // after ",MIN="
+      second.resize(comma);
+      if (parts != rect::HybridOptions{}.min_parts) min = ",MIN=" + std::to_string(parts);
+    }
+    return "HYBRID(" + canonical_rectangular<D>(inner.substr(0, slash)) + "/" +
+           canonical_rectangular<D>(second) + min + ")";
+  }
+  const auto names = rect::partitioner_names<D>();
+  for (const std::string implied : {"-BEST", "-LOAD"})
+    if (ends_with(n, implied)) {
+      const std::string base = n.substr(0, n.size() - implied.size());
+      if (std::find(names.begin(), names.end(), base) != names.end()) return base;
+    }
+  return n;
 }
 }  // namespace detail
 
@@ -196,26 +224,16 @@ struct ByName {
   /// The policy the name stands for. Throws irregular::invalid_argument for an unknown name.
   template <SpaceFillingCurve C>
   typename detail::Kinds<C>::Policies by_name() const {
-    const auto n = detail::upper(name);
-    if (n == "SFC") return SfcBlocking{BlockingCut::optimal};
-    if (n == "SFC-GREEDY") return SfcBlocking{BlockingCut::greedy};
-    if constexpr (C::dim == 2) {
-      BoundedNeighbours bn{.level = level};
-      if (detail::parse_bounded_neighbours(n, bn)) return bn;
-    }
-    if constexpr (C::dim == 2 || C::dim == 3) {
-      try {
-        (void)rect::make_partitioner<double, C::dim>(n);
-        return Rectangular{.algorithm = n, .level = level};
-      } catch (const invalid_argument&) {
-      }
-    }
-    throw invalid_argument("irregular::partitioner::ByName: unknown partitioner '" + name +
-                           "' (known: SFC, SFC-GREEDY" +
-                           ((C::dim == 2 || C::dim == 3)
-                                ? ", the rectangular algorithms of rect::partitioner_names"
-                                : "") +
-                           (C::dim == 2 ? ", BN-<NS>[-8][-T])" : ")"));
+    return resolve<C>().second;
+  }
+
+  /// The name as the registry resolves it: upper case, a BN bound without leading zeros, a
+  /// rectangular name without the suffix it implies (-BEST, -LOAD), a hybrid's parts likewise.
+  /// Two names stand for the same partitioner exactly when their canonical names are equal.
+  /// Throws irregular::invalid_argument for an unknown name.
+  template <SpaceFillingCurve C>
+  [[nodiscard]] std::string canonical_name() const {
+    return resolve<C>().first;
   }
 
   /// The named partitioner's check(); throws irregular::invalid_argument for an unknown name.
@@ -235,6 +253,41 @@ struct ByName {
           return AnyOwnershipMap<C>(p.template partition<C>(comm, chain, cur));
         },
         by_name<C>());
+  }
+
+ private:
+  // The canonical name and the policy built from it: by_name and canonical_name (which the
+  // advisor compares across ranks) cannot disagree.
+  template <SpaceFillingCurve C>
+  std::pair<std::string, typename detail::Kinds<C>::Policies> resolve() const {
+    const auto n = detail::upper(name);
+    if (n == "SFC") return {n, SfcBlocking{BlockingCut::optimal}};
+    if (n == "SFC-GREEDY") return {n, SfcBlocking{BlockingCut::greedy}};
+    if constexpr (C::dim == 2) {
+      BoundedNeighbours bn{.level = level};
+      if (detail::parse_bounded_neighbours(n, bn))
+        return {"BN-" + std::to_string(bn.ns) + (bn.stencil == rows::Stencil::eight ? "-8" : "") +
+                    (bn.toroidal ? "-T" : ""),
+                bn};
+    }
+    if constexpr (C::dim == 2 || C::dim == 3) {
+      bool known = true;
+      try {
+        (void)rect::make_partitioner<double, C::dim>(n);
+      } catch (const invalid_argument&) {
+        known = false;
+      }
+      if (known) {
+        auto canonical = detail::canonical_rectangular<C::dim>(n);
+        return {canonical, Rectangular{.algorithm = canonical, .level = level}};
+      }
+    }
+    throw invalid_argument("irregular::partitioner::ByName: unknown partitioner '" + name +
+                           "' (known: SFC, SFC-GREEDY" +
+                           ((C::dim == 2 || C::dim == 3)
+                                ? ", the rectangular algorithms of rect::partitioner_names"
+                                : "") +
+                           (C::dim == 2 ? ", BN-<NS>[-8][-T])" : ")"));
   }
 };
 

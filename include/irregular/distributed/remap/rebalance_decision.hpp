@@ -4,6 +4,7 @@
 
 #include <irregular/core/error.hpp>
 #include <irregular/mpi/collective_error.hpp>
+#include <irregular/partition/chain_partition.hpp>
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
@@ -72,24 +73,22 @@ struct LoadReport {
   std::vector<double> loads;  ///< load of every rank
   double average = 0;         ///< their mean
   double max_unbalance = 0;   ///< max_r |load_r - average| / average (0 for an empty domain)
-  double imbalance = 0;       ///< Lmax / Lavg - 1, the metric of the partitioning papers
+  /// Lmax / Lavg - 1 (partition::load_imbalance, saule-bas-catalyurek §2): 0 is perfect, 0 for
+  /// an empty domain; the one meaning of `imbalance` across the library.
+  double imbalance = 0;
 };
 
 /// Every rank's load (`mine` on this rank), the average and the unbalance. Collective over comm.
 inline LoadReport gather_load_report(const boost::mpi::communicator& comm, double mine) {
   LoadReport r;
   boost::mpi::all_gather(comm, mine, r.loads);
-  double total = 0, lmax = 0;
-  for (double l : r.loads) {
-    total += l;
-    lmax = std::max(lmax, l);
-  }
+  double total = 0;
+  for (double l : r.loads) total += l;
   r.average = total / static_cast<double>(r.loads.size());
-  if (r.average > 0) {
+  if (r.average > 0)
     for (double l : r.loads)
       r.max_unbalance = std::max(r.max_unbalance, std::abs(l - r.average) / r.average);
-    r.imbalance = lmax / r.average - 1;
-  }
+  r.imbalance = partition::load_imbalance<double>(r.loads);
   return r;
 }
 
