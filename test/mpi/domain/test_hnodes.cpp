@@ -2,6 +2,9 @@
 // gathered tree, value by value and bit by bit, for a sum, a max and a non-commutative combine;
 // the same bits on one rank alone; every hnode a rank holds present with the right holder; a
 // throwing leaf value or combine on exactly one rank agreed everywhere with the domain unchanged.
+// Walks over the values (issue 38 too): every strategy against a one-rank run, repeated over one
+// values under every ordered pair of strategies and changing criteria, after elements changed and
+// after a throwing walk.
 #include <irregular/distributed/htree/reduce_up.hpp>
 
 #include "../support/domain_support.hpp"
@@ -375,30 +378,38 @@ irr::HnodeStats summed(const mpi::communicator& w, const irr::HnodeStats& s) {
   return t;
 }
 
+// The oracle: the walks of a one-rank run holding every point (ids i ^ id_mask), on fresh
+// values, on every rank.
+template <class Domain, class Points>
+std::vector<Trace> alone_traces(const mpi::communicator& w, const Points& pts, std::size_t k,
+                                double theta, std::uint64_t id_mask = 0) {
+  std::vector<Trace> alone;
+  if (w.rank() == 0) {
+    mpi::communicator self(MPI_COMM_SELF, mpi::comm_attach);
+    Domain s(self, unit_box<Domain::dim>(), irr::refine::max_elements(k));
+    std::vector<typename Domain::element_type> all;
+    for (std::size_t i = 0; i < pts.size(); ++i) all.push_back({pts[i], i ^ id_mask});
+    s.insert(all);
+    s.build();
+    auto v = summaries_of(s);
+    alone = traces(s, v, theta, irr::hnodes::RequestAnswer{});
+  }
+  std::vector<std::uint64_t> flat;
+  for (const auto& t : alone) flat.insert(flat.end(), {t.start, t.hash, t.near_elements});
+  mpi::broadcast(w, flat, 0);
+  alone.clear();
+  for (std::size_t i = 0; i + 2 < flat.size(); i += 3)
+    alone.push_back({flat[i], flat[i + 1], flat[i + 2]});
+  return alone;
+}
+
 template <class Domain, class Points>
 void check_walks(const Points& pts, std::size_t k) {
   mpi::communicator w;
   Domain d(w, unit_box<Domain::dim>(), irr::refine::max_elements(k));
   insert_and_build(d, pts, 1);
   for (double theta : {0.0, 0.7}) {
-    // The oracle: the same walks on one rank holding everything.
-    std::vector<Trace> alone;
-    if (w.rank() == 0) {
-      mpi::communicator self(MPI_COMM_SELF, mpi::comm_attach);
-      Domain s(self, unit_box<Domain::dim>(), irr::refine::max_elements(k));
-      std::vector<typename Domain::element_type> all;
-      for (std::size_t i = 0; i < pts.size(); ++i) all.push_back({pts[i], i});
-      s.insert(all);
-      s.build();
-      auto v = summaries_of(s);
-      alone = traces(s, v, theta, irr::hnodes::RequestAnswer{});
-    }
-    std::vector<std::uint64_t> flat;
-    for (const auto& t : alone) flat.insert(flat.end(), {t.start, t.hash, t.near_elements});
-    mpi::broadcast(w, flat, 0);
-    alone.clear();
-    for (std::size_t i = 0; i + 2 < flat.size(); i += 3)
-      alone.push_back({flat[i], flat[i + 1], flat[i + 2]});
+    const auto alone = alone_traces<Domain>(w, pts, k, theta);
     if (theta == 0.0)  // every leaf is near every reader: each walk meets all elements
       for (const auto& t : alone) REQUIRE(t.near_elements == pts.size());
 
@@ -483,4 +494,120 @@ TEST_CASE("walk_hnodes: a throwing open or accept on one rank, or stale values, 
     refused = std::string(e.what()).find("another tree") != std::string::npos;
   }
   REQUIRE(refused);
+}
+
+// ---- repeated walks over one values (issue 38) ----------------------------------------------
+
+namespace {
+
+// A walk under strategy `which`: 0 request/answer, 1 fault prevention, 2 the kept informed fault
+// prevention object, 3 a fresh one.
+template <class Domain, class Values>
+std::vector<Trace> walk_by(const Domain& d, Values& values, double theta, int which,
+                           irr::hnodes::InformedFaultPrevention& kept) {
+  switch (which) {
+    case 0:
+      return traces(d, values, theta, irr::hnodes::RequestAnswer{});
+    case 1:
+      return traces(d, values, theta, irr::hnodes::FaultPrevention{});
+    case 2:
+      return traces(d, values, theta, kept);
+    default:
+      return traces(d, values, theta, irr::hnodes::InformedFaultPrevention{});
+  }
+}
+
+// Hnodes that claim elements this rank does not hold (a leaf kind without a local leaf), summed.
+template <class Values>
+std::uint64_t false_claims(const mpi::communicator& w, const Values& v) {
+  std::uint64_t mine = 0, all = 0;
+  for (std::size_t n = 0; n < v.size(); ++n)
+    mine += v.kind(n) == irr::HnodeKind::leaf && v.local_leaf(n) == Values::no_leaf;
+  mpi::all_reduce(w, mine, all, std::plus<std::uint64_t>());
+  return all;
+}
+
+template <class Domain, class Points>
+void check_repeated_walks(const Points& pts, std::size_t k) {
+  mpi::communicator w;
+  Domain d(w, unit_box<Domain::dim>(), irr::refine::max_elements(k));
+  insert_and_build(d, pts, 1);
+  const double thetas[] = {0.7, 0.0, 0.4};
+  std::vector<std::vector<Trace>> alone;
+  for (double theta : thetas) alone.push_back(alone_traces<Domain>(w, pts, k, theta));
+  auto values = summaries_of(d);
+  irr::hnodes::InformedFaultPrevention kept;
+  // Every ordered pair of the four strategies follows once (a de Bruijn sequence), under
+  // criteria changing with another period; request/answer then fault prevention first.
+  const int order[] = {0, 1, 0, 2, 0, 3, 1, 1, 2, 1, 3, 2, 2, 3, 3, 0, 0};
+  for (std::size_t i = 0; i < std::size(order); ++i) {
+    INFO("walk " << i << ", strategy " << order[i] << ", theta " << thetas[i % 3]);
+    const auto got = walk_by(d, values, thetas[i % 3], order[i], kept);
+    REQUIRE(same(gathered(w, got), alone[i % 3]));
+    CHECK(false_claims(w, values) == 0);
+  }
+  // The elements change between walks (not their positions: the values stay valid): each walk
+  // reads them as they are then, under every strategy.
+  const std::uint64_t mask = 0x5A5A5A5A5ull;
+  for (auto& e : d.local_elements()) e.id ^= mask;
+  const auto changed = alone_traces<Domain>(w, pts, k, thetas[2], mask);
+  for (int which : {0, 1, 2, 3}) {
+    INFO("strategy " << which << " after the elements changed");
+    REQUIRE(same(gathered(w, walk_by(d, values, thetas[2], which, kept)), changed));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("walk_hnodes: repeated walks over one values give a first walk's bits", "[repeat]") {
+  using D2 = irr::IrregularDomain<Element<2>, irr::stencil::Moore<2>, Curve2>;
+  using D3 = irr::IrregularDomain<Element<3>, irr::stencil::Moore<3>, Curve3>;
+  check_repeated_walks<D2>(clustered<2>(900, 51), 8);
+  check_repeated_walks<D3>(clustered<3>(500, 52), 8);
+}
+
+TEST_CASE("walk_hnodes: after a throwing open or accept the same values walk as a first walk",
+          "[repeat-throw]") {
+  mpi::communicator w;
+  using D2 = irr::IrregularDomain<Element<2>, irr::stencil::Moore<2>, Curve2>;
+  const auto pts = clustered<2>(800, 41);
+  D2 d(w, unit_box<2>(), irr::refine::max_elements(6));
+  insert_and_build(d, pts, 1);
+  const auto alone = alone_traces<D2>(w, pts, 6, 0.7);
+  const int bad = w.size() - 1;
+  auto values = summaries_of(d);
+  irr::hnodes::InformedFaultPrevention kept;
+  for (int strategy : {0, 1, 2, 3})
+    for (int phase : {0, 1, 2}) {
+      INFO("strategy " << strategy << ", phase " << phase);
+      // A good walk first, so that the throwing one meets hnodes an earlier walk fetched.
+      REQUIRE(same(gathered(w, walk_by(d, values, 0.7, strategy, kept)), alone));
+      int calls = 0;
+      auto open = [&](const irr::Box<2>& h, const irr::Box<2>& r) {
+        if (w.rank() == bad && ((phase == 0 && calls == 0) || (phase == 1 && calls == 200)))
+          throw std::runtime_error("bad open");
+        ++calls;
+        return Mac<2>{0.7}(h, r);
+      };
+      auto accept = [&](std::size_t, std::size_t, bool, std::span<const Element<2>>) {
+        if (phase == 2 && w.rank() == bad) throw std::runtime_error("bad accept");
+      };
+      bool caught = false;
+      try {
+        if (strategy == 0)
+          (void)d.walk_hnodes(values, open, accept, irr::hnodes::RequestAnswer{});
+        else if (strategy == 1)
+          (void)d.walk_hnodes(values, open, accept, irr::hnodes::FaultPrevention{});
+        else if (strategy == 2)
+          (void)d.walk_hnodes(values, open, accept, kept);
+        else
+          (void)d.walk_hnodes(values, open, accept, irr::hnodes::InformedFaultPrevention{});
+      } catch (const irr::collective_error& e) {
+        caught = e.failing_rank() == bad;
+      }
+      REQUIRE(caught);
+      CHECK(false_claims(w, values) == 0);
+      // The next walk, under another strategy, gives the same bits.
+      REQUIRE(same(gathered(w, walk_by(d, values, 0.7, (strategy + 1 + phase) % 4, kept)), alone));
+    }
 }

@@ -18,6 +18,7 @@
 #include <boost/mpi/communicator.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -78,6 +79,14 @@ struct WalkInput {
   int tag;                                                     ///< tag and tag + 1 are used
 };
 
+/// The elements of the remote leaves one walk received, and the hnodes it marked present.
+template <class E>
+struct RemoteElements {
+  std::vector<E> elements;                              ///< every remote leaf's, one after another
+  std::vector<std::pair<std::size_t, std::size_t>> at;  ///< (first, count) per hnode
+  std::vector<std::size_t> present;                     ///< the leaves marked present, in order
+};
+
 /// The byte stream of hnodes that travels: blocks of an hnode's children (records), and leaves'
 /// elements. A receiver attaches what it does not have yet and ignores the rest.
 template <SpaceFillingCurve C, class V, class E>
@@ -106,36 +115,42 @@ class HnodeStream {
     out.insert(out.end(), b, b + es.size_bytes());
     st.elements_sent += es.size();
   }
-  /// Attaches what `in` holds; remote leaves' elements go to `remote` (first, count per hnode).
-  static void absorb(std::span<const std::byte> in, Values& v, std::vector<E>& remote,
-                     std::vector<std::pair<std::size_t, std::size_t>>& at) {
+  /// Attaches what `in` holds; remote leaves' elements go to `got`. A truncated message throws
+  /// before its block changes `v`.
+  static void absorb(std::span<const std::byte> in, Values& v, RemoteElements<E>& got) {
     std::size_t pos = 0;
+    std::array<Record, static_cast<std::size_t>(Values::children)> block;
     while (pos < in.size()) {
       const auto t = static_cast<std::uint8_t>(in[pos++]);
       if (t == children_tag) {
-        Record first = take<Record>(in, pos);
-        pos -= sizeof(Record);
-        const int l = first.level - 1;
-        const std::size_t parent = v.find(detail::ancestor_start<C>(first.start, l), l);
-        const bool fresh = parent < v.size() && v.kind(parent) == HnodeKind::closed;
-        if (fresh) v.open_links(parent);
-        for (int k = 0; k < Values::children; ++k) {
-          const Record r = take<Record>(in, pos);
-          if (fresh)
-            v.link(parent, k,
-                   v.add(r.start, r.level, HnodeKind::closed, v.owner(parent), r.value, r.leaf));
-        }
+        for (auto& r : block) r = take<Record>(in, pos);
+        const int l = block[0].level - 1;
+        const std::size_t parent = v.find(detail::ancestor_start<C>(block[0].start, l), l);
+        if (parent >= v.size() || v.kind(parent) != HnodeKind::closed) continue;  // known already
+        // The children first: they stay unreachable until the parent opens, if an add throws.
+        std::array<std::size_t, static_cast<std::size_t>(Values::children)> kids;
+        for (std::size_t k = 0; k < block.size(); ++k)
+          kids[k] = v.add(block[k].start, block[k].level, HnodeKind::closed, v.owner(parent),
+                          block[k].value, block[k].leaf);
+        v.open_links(parent);
+        for (std::size_t k = 0; k < block.size(); ++k) v.link(parent, static_cast<int>(k), kids[k]);
       } else if (t == elements_tag) {
         const I s = take<I>(in, pos);
         const int l = take<std::uint8_t>(in, pos);
         const auto count = static_cast<std::size_t>(take<std::uint64_t>(in, pos));
+        if (count > (in.size() - pos) / sizeof(E))
+          throw std::logic_error("irregular::walk_hnodes: a truncated hnode message");
         const std::size_t n = v.find(s, l);
         if (n < v.size() && v.kind(n) == HnodeKind::closed && v.is_leaf(n)) {
-          if (at.size() < v.size()) at.resize(v.size(), {0, 0});
-          at[n] = {remote.size(), count};
-          remote.resize(remote.size() + count);
-          std::memcpy(static_cast<void*>(remote.data() + at[n].first), in.data() + pos,
-                      count * sizeof(E));
+          const std::size_t first = got.elements.size();
+          if (got.at.size() < v.size()) got.at.resize(v.size(), {0, 0});
+          got.present.reserve(got.present.size() + 1);
+          got.elements.resize(first + count);
+          if (count > 0)
+            std::memcpy(static_cast<void*>(got.elements.data() + first), in.data() + pos,
+                        count * sizeof(E));
+          got.at[n] = {first, count};
+          got.present.push_back(n);  // reserved: cannot throw
           v.mark_present(n);
         }
         pos += count * sizeof(E);

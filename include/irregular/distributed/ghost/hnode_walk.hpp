@@ -125,6 +125,16 @@ class WalkRounds {
         pending_(in.leaves.size()) {
     for (std::size_t i = 0; i < pending_.size(); ++i) pending_[i] = i;
   }
+  // The remote leaves' elements live in this walk only, so it closes the leaves it marked
+  // present, whether it returns or throws: `values` never claims elements it does not hold.
+  // Cheaper and clearer than keeping them as long as the values: no memory held between walks,
+  // and no stale copies when elements change between walks (the values check the tree only).
+  // The remote hnodes' records stay: they are values, valid as long as `values` is.
+  ~WalkRounds() {
+    for (std::size_t n : remote_.present) v_.mark_closed(n);
+  }
+  WalkRounds(const WalkRounds&) = delete;
+  WalkRounds& operator=(const WalkRounds&) = delete;
 
   /// The whole walk. Collective over in.comm.
   HnodeStats run() {
@@ -182,7 +192,7 @@ class WalkRounds {
     count(x);
     guarded([&] {
       for (std::size_t s = 0; s < got.sources.size(); ++s)
-        Stream::absorb(got.from_index(s), v_, remote_, at_);
+        Stream::absorb(got.from_index(s), v_, remote_);
     });
   }
 
@@ -211,7 +221,8 @@ class WalkRounds {
 
   std::span<const E> elements(std::size_t n) const {
     if (v_.local_leaf(n) != HnodeValues<C, V>::no_leaf) return in_.elements_of(v_.local_leaf(n));
-    return std::span<const E>(remote_.data() + at_[n].first, at_[n].second);
+    const auto [first, count] = remote_.at[n];
+    return std::span<const E>(remote_.elements.data() + first, count);
   }
   void run_ready() {
     guarded([&] {
@@ -250,7 +261,7 @@ class WalkRounds {
           throw std::logic_error("irregular::walk_hnodes: a truncated answer");
         Stream::absorb(
             std::span<const std::byte>(reinterpret_cast<const std::byte*>(w.data() + 1), n), v_,
-            remote_, at_);
+            remote_);
       });
     }
     sends.wait_all();
@@ -284,8 +295,7 @@ class WalkRounds {
   std::size_t known_before_;
   HnodeStats st_;
   std::optional<std::string> failure_;
-  std::vector<E> remote_;                                // remote leaves' elements
-  std::vector<std::pair<std::size_t, std::size_t>> at_;  // (first, count) per hnode
+  RemoteElements<E> remote_;  // this walk's remote leaves' elements
   std::vector<std::uint8_t> visited_, asked_;
   std::vector<std::size_t> pending_, faults_;
   std::vector<Step> steps_, ready_steps_;

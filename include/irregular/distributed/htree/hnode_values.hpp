@@ -20,7 +20,7 @@ namespace irregular {
 /// What a rank knows of an hnode's subtree.
 enum class HnodeKind : std::uint8_t {
   internal,  ///< its children are here (child())
-  leaf,      ///< a leaf of the H-Tree whose elements are here
+  leaf,      ///< a leaf of the H-Tree whose elements are here (a remote one: during a walk)
   closed,    ///< another rank's hnode whose children (or, for a leaf, elements) are not here
 };
 
@@ -115,9 +115,10 @@ class HnodeValues {
   }
   /// Makes n internal with children not linked yet (link() them all).
   void open_links(std::size_t n) {
+    const std::size_t first = links_.size();
+    links_.resize(first + static_cast<std::size_t>(children), size());  // may throw: n unchanged
+    first_link_[n] = first;
     kinds_[n] = HnodeKind::internal;
-    first_link_[n] = links_.size();
-    links_.resize(links_.size() + static_cast<std::size_t>(children), size());
   }
   /// Links `c` as n's k-th child.
   void link(std::size_t n, int k, std::size_t c) noexcept {
@@ -136,6 +137,8 @@ class HnodeValues {
   }
   /// A remote leaf whose elements arrived.
   void mark_present(std::size_t n) noexcept { kinds_[n] = HnodeKind::leaf; }
+  /// A remote leaf whose elements are gone (the walk that held them ended).
+  void mark_closed(std::size_t n) noexcept { kinds_[n] = HnodeKind::closed; }
   /// Sets the root, this rank's private roots and every rank's.
   void finish(std::size_t root, std::vector<std::size_t> private_roots,
               std::vector<std::size_t> all_private_roots) {
