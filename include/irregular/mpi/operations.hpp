@@ -105,6 +105,29 @@ std::vector<T> all_gather_raw(const boost::mpi::communicator& comm, std::span<co
   return all;
 }
 
+/// One trivially copyable value sent as its bytes: one message and no archive, where Boost.MPI
+/// would serialize a struct (and every translation unit would instantiate the archive code).
+template <class T>
+void send_value(const boost::mpi::communicator& comm, int dest, int tag, const T& value) {
+  static_assert(std::is_trivially_copyable_v<T>, "irregular::mpi::send_value: raw values");
+  BOOST_MPI_CHECK_RESULT(
+      MPI_Send, (&value, static_cast<int>(sizeof(T)), MPI_BYTE, dest, tag, MPI_Comm(comm)));
+}
+/// Receives a value sent by send_value.
+template <class T>
+void recv_value(const boost::mpi::communicator& comm, int source, int tag, T& value) {
+  static_assert(std::is_trivially_copyable_v<T>, "irregular::mpi::recv_value: raw values");
+  BOOST_MPI_CHECK_RESULT(MPI_Recv, (&value, static_cast<int>(sizeof(T)), MPI_BYTE, source, tag,
+                                    MPI_Comm(comm), MPI_STATUS_IGNORE));
+}
+/// Root's value on every rank, as its bytes. Collective over comm.
+template <class T>
+void broadcast_value(const boost::mpi::communicator& comm, T& value, int root) {
+  static_assert(std::is_trivially_copyable_v<T>, "irregular::mpi::broadcast_value: raw values");
+  BOOST_MPI_CHECK_RESULT(MPI_Bcast,
+                         (&value, static_cast<int>(sizeof(T)), MPI_BYTE, root, MPI_Comm(comm)));
+}
+
 /// The number of ranks of comm that share this rank's node (shared memory). Collective over comm.
 inline int node_rank_count(const boost::mpi::communicator& comm) {
   MPI_Comm node;

@@ -130,8 +130,11 @@ struct PeanoTable {
 /// cut into pieces of 6 ternary digits by divisions by constants; both 3-level chunks of a
 /// piece come from one lookup each for x and y. The state entering a chunk (the reflection
 /// mask) needs no chain: it is the parity of the other axis' digit sum above the chunk, i.e.
-/// the parity of (that coordinate / 27^(chunk+1)), since 3 is odd.
+/// the parity of (that coordinate / 27^(chunk+1)), since 3 is odd. A template (D = 2 only), as
+/// peano2_encode, so the compiler builds the tables only where the 2D Peano curve is used.
+template <int D = 2>
 struct Peano2Encode {
+  static_assert(D == 2);
   // piece[r], r = (coordinate / 729^k) mod 1458 (the piece plus the parity of everything
   // above it): the 32-bit word of the piece's two chunk keys, low chunk in bits 0-11, high
   // chunk in bits 16-27; a key is dx | dy << 5 | state << 10 (state bit 0: y parity above,
@@ -160,7 +163,7 @@ struct Peano2Encode {
     for (unsigned k = 0; k < 4096; ++k) {
       const unsigned dx = k & 31U, dy = (k >> 5) & 31U, st = k >> 10;
       if (dx < 27 && dy < 27)
-        t[k] = static_cast<std::uint16_t>(PeanoTable<2, 3>::enc[st][dx + 27 * dy] & 1023U);
+        t[k] = static_cast<std::uint16_t>(PeanoTable<D, 3>::enc[st][dx + 27 * dy] & 1023U);
     }
     return t;
   }();
@@ -173,8 +176,9 @@ struct Peano2Encode {
 
 /// 2D Peano index of coordinates below 3^20 (any level up to 20: leading zero digits keep the
 /// root state and add rank 0).
+template <int D = 2>
 inline std::uint64_t peano2_encode(std::uint32_t x, std::uint32_t y) noexcept {
-  using T = Peano2Encode;
+  using T = Peano2Encode<D>;
   constexpr std::uint32_t p1 = 729, p2 = 729 * 729, p3 = 729 * 729 * 729;
   const std::uint32_t x1 = x / p1, x2 = x / p2, x3 = x / p3;
   const std::uint32_t y1 = y / p1, y2 = y / p2, y3 = y / p3;

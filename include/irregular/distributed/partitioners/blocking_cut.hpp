@@ -11,6 +11,7 @@
 #include <irregular/distributed/partitioners/detail/cut_support.hpp>
 #include <irregular/distributed/partitioners/detail/pipelined_cut.hpp>
 #include <irregular/distributed/partitioners/detail/window_cut.hpp>
+#include <irregular/mpi/operations.hpp>
 #include <irregular/partition/balanced.hpp>
 #include <irregular/partition/nicol_plus.hpp>
 #include <irregular/partition/probe.hpp>
@@ -309,6 +310,11 @@ struct BlockingChain {
         win.push_back(v);
       });
     std::vector<int> sizes, displs;
+    // Boost.MPI reads the first value for its datatype even when there is none: a rank without
+    // windows passes a dummy (0 values of it are sent).
+    const double none = 0;
+    const double* in = win.empty() ? &none : win.data();
+    const int n = static_cast<int>(win.size());
     if (rank == 0) {
       all_win.resize(2 * total);
       int at = 0;
@@ -317,9 +323,9 @@ struct BlockingChain {
         displs.push_back(at);
         at += static_cast<int>(c);
       }
-      boost::mpi::gatherv(comm, win, all_win.data(), sizes, displs, 0);
+      boost::mpi::gatherv(comm, in, n, all_win.data(), sizes, displs, 0);
     } else {
-      boost::mpi::gatherv(comm, win, 0);
+      boost::mpi::gatherv(comm, in, n, 0);
     }
     count.collective(win.size() * sizeof(double), rank == 0 ? all_win.size() * sizeof(double) : 0);
     return all_win;
@@ -398,11 +404,12 @@ struct BlockingChain {
   [[nodiscard]] ChainCut cut_at(const std::vector<std::uint64_t>& my_cuts) const {
     ChainCut cut;
     cut.first = first_global;
-    std::vector<std::vector<std::uint64_t>> all;
-    boost::mpi::all_gather(comm, my_cuts, all);
+    std::vector<int> counts;
+    const auto all =
+        irregular::mpi::all_gather_raw(comm, std::span<const std::uint64_t>(my_cuts), counts);
     count.collective(my_cuts.size() * sizeof(std::uint64_t), up * sizeof(std::uint64_t));
     cut.separators.push_back(0);
-    for (const auto& v : all) cut.separators.insert(cut.separators.end(), v.begin(), v.end());
+    cut.separators.insert(cut.separators.end(), all.begin(), all.end());
     cut.separators.resize(std::min<std::size_t>(cut.separators.size(), up));
     while (cut.separators.size() < up + 1) cut.separators.push_back(n_global);
     std::vector<double> at(up + 1, 0.0), at_global(at.size());

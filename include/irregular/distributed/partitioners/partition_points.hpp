@@ -8,6 +8,7 @@
 #include <irregular/core/error.hpp>
 #include <irregular/distributed/htree/sample_sort.hpp>
 #include <irregular/mpi/collective_error.hpp>
+#include <irregular/mpi/operations.hpp>
 #include <irregular/mpi/sparse_exchange.hpp>
 #include <irregular/tree/detail/curve_math.hpp>
 #include <irregular/tree/partition_points.hpp>
@@ -223,11 +224,11 @@ inline PointsProbeCarry points_probe(const boost::mpi::communicator& world,
                                      std::uint64_t P, std::uint64_t W) {
   const int p = world.size(), rank = world.rank();
   PointsProbeCarry c;
-  if (rank > 0) world.recv(rank - 1, points_tag_probe, c);
+  if (rank > 0) irregular::mpi::recv_value(world, rank - 1, points_tag_probe, c);
   points_probe_slice(q, B, P, c);
-  if (rank + 1 < p) world.send(rank + 1, points_tag_probe, c);
+  if (rank + 1 < p) irregular::mpi::send_value(world, rank + 1, points_tag_probe, c);
   if (rank == p - 1) c.attained = std::max(c.attained, W - c.part_start);
-  boost::mpi::broadcast(world, c, p - 1);
+  irregular::mpi::broadcast_value(world, c, p - 1);
   return c;
 }
 
@@ -259,31 +260,33 @@ inline void points_place_separators(const boost::mpi::communicator& world, const
   const int p = world.size(), rank = world.rank();
   std::vector<std::pair<std::uint64_t, std::uint64_t>> lows;
   RightGreedyCarry rc{P - 1, W};
-  if (rank + 1 < p) world.recv(rank + 1, points_tag_right, rc);
+  if (rank + 1 < p) irregular::mpi::recv_value(world, rank + 1, points_tag_right, rc);
   right_greedy_slice(slice, B, rc, lows);
-  if (rank > 0) world.send(rank - 1, points_tag_right, rc);
-  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> all_lows;
-  boost::mpi::all_gather(world, lows, all_lows);
+  if (rank > 0) irregular::mpi::send_value(world, rank - 1, points_tag_right, rc);
+  // (k, position) pairs as two words each, gathered raw in rank order.
+  std::vector<std::uint64_t> low_words;
+  for (const auto& [k, pos] : lows) low_words.insert(low_words.end(), {k, pos});
+  std::vector<int> counts;
+  const auto all_lows =
+      irregular::mpi::all_gather_raw(world, std::span<const std::uint64_t>(low_words), counts);
   std::vector<std::uint64_t> lower(P + 1, 0);
   lower[P] = N;
-  for (const auto& v : all_lows)
-    for (const auto& [k, pos] : v) lower[k] = pos;
+  for (std::size_t i = 0; i + 1 < all_lows.size(); i += 2) lower[all_lows[i]] = all_lows[i + 1];
 
   std::vector<PlacedSeparator> placed;
   CutCarry cc;
-  if (rank > 0) world.recv(rank - 1, points_tag_cut, cc);
+  if (rank > 0) irregular::mpi::recv_value(world, rank - 1, points_tag_cut, cc);
   cut_slice(slice, B, W, N, P, lower, cc, placed);
-  if (rank + 1 < p) world.send(rank + 1, points_tag_cut, cc);
-  std::vector<std::vector<PlacedSeparator>> all_placed;
-  boost::mpi::all_gather(world, placed, all_placed);
+  if (rank + 1 < p) irregular::mpi::send_value(world, rank + 1, points_tag_cut, cc);
+  const auto all_placed =
+      irregular::mpi::all_gather_raw(world, std::span<const PlacedSeparator>(placed), counts);
   sep.assign(P + 1, N);
   sep[0] = 0;
   q_at[P] = W;
-  for (const auto& v : all_placed)
-    for (const auto& s : v) {
-      sep[s.k] = s.position;
-      q_at[s.k] = s.prefix;
-    }
+  for (const auto& s : all_placed) {
+    sep[s.k] = s.position;
+    q_at[s.k] = s.prefix;
+  }
 }
 
 /// Prefix values at given separators: each rank fills those its slice knows (a value is the

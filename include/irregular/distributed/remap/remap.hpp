@@ -13,6 +13,7 @@
 #include <irregular/distributed/remap/segment_shift.hpp>
 #include <irregular/mpi/counters.hpp>
 #include <irregular/mpi/detail/index_wire.hpp>
+#include <irregular/mpi/operations.hpp>
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
@@ -20,6 +21,7 @@
 #include <boost/serialization/vector.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <span>
 #include <utility>
@@ -64,18 +66,23 @@ std::vector<Cell<M::curve_type::dim>> splitting_leaves(
     const boost::mpi::communicator& comm, const M& map,
     const LocalLeaves<typename M::curve_type>& leaves) {
   using C = typename M::curve_type;
-  std::vector<std::pair<detail::IndexWire, int>> mine;
+  // Each splitting leaf as three words (start's halves, level), gathered raw in rank order.
+  std::vector<std::uint64_t> mine;
   for (std::size_t i = 0; i < leaves.size(); ++i) {
     const auto c = leaves.cell(i);
-    if (map.splits(c))
-      mine.push_back({detail::IndexWire::from(leaves.starts()[i]), leaves.levels()[i]});
+    if (map.splits(c)) {
+      const auto w = detail::IndexWire::from(leaves.starts()[i]);
+      mine.insert(mine.end(), {w.lo, w.hi, static_cast<std::uint64_t>(leaves.levels()[i])});
+    }
   }
-  std::vector<std::vector<std::pair<detail::IndexWire, int>>> all;
-  boost::mpi::all_gather(comm, mine, all);
+  std::vector<int> counts;
+  const auto all = mpi::all_gather_raw(comm, std::span<const std::uint64_t>(mine), counts);
   std::vector<Cell<C::dim>> out;
-  for (const auto& v : all)
-    for (const auto& [w, level] : v)
-      out.push_back(curve::cell_of_finest<C>(w.template as<typename C::index_type>(), level));
+  for (std::size_t k = 0; k + 2 < all.size(); k += 3) {
+    const detail::IndexWire w{all[k], all[k + 1]};
+    out.push_back(curve::cell_of_finest<C>(w.template as<typename C::index_type>(),
+                                           static_cast<int>(all[k + 2])));
+  }
   return out;
 }
 

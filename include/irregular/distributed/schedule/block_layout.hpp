@@ -133,8 +133,9 @@ class BlockLayout {
       bad = std::string(who) + ": rank " + std::to_string(comm_.rank()) + " passed " +
             std::to_string(t.parts()) + " blocks for " + std::to_string(comm_.size()) + " ranks";
     mpi::agree_on(comm_, bad);
+    // Every rank holds parts + 1 = size + 1 boundaries now: a plain array broadcast (no archive).
     std::vector<std::int64_t> root = t.boundaries();
-    boost::mpi::broadcast(comm_, root, 0);
+    boost::mpi::broadcast(comm_, root.data(), static_cast<int>(root.size()), 0);
     mpi::agree_on(comm_, root == t.boundaries()
                              ? std::nullopt
                              : std::optional<std::string>(

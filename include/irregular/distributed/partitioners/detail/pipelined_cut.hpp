@@ -4,8 +4,8 @@
 #pragma once
 
 #include <irregular/distributed/partitioners/detail/cut_support.hpp>
+#include <irregular/mpi/operations.hpp>
 
-#include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
 
 #include <algorithm>
@@ -81,18 +81,18 @@ inline std::vector<std::uint64_t> pipelined_cut(const boost::mpi::communicator& 
       count.s->rounds += static_cast<std::size_t>(p - 1);
     }
     if (rank > 0) {
-      comm.recv(rank - 1, 0, c);
+      irregular::mpi::recv_value(comm, rank - 1, 0, c);
       count.hop(sizeof c, false);
     }
     if (c.parts <= static_cast<std::uint64_t>(p))
       probe_slice(all_prefix, B, static_cast<std::uint64_t>(p), c, cuts, first_global);
     if (rank + 1 < p) {
-      comm.send(rank + 1, 0, c);
+      irregular::mpi::send_value(comm, rank + 1, 0, c);
       count.hop(sizeof c, true);
     }
     // The last rank closes the final part and tells everyone.
     if (rank == p - 1) c.attained = std::max(c.attained, W - c.part_start);
-    boost::mpi::broadcast(comm, c, p - 1);
+    irregular::mpi::broadcast_value(comm, c, p - 1);
     count.collective(rank == p - 1 ? sizeof c : 0, rank == p - 1 ? 0 : sizeof c);
     return c;
   };
