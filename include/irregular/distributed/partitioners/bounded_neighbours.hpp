@@ -253,8 +253,8 @@ struct BoundedNeighbours {
     // Boost.MPI reads the first value for its datatype even when there is none: empty arrays
     // pass a dummy (0 values of it move).
     std::uint64_t none = 0;
-    boost::mpi::all_gatherv(comm, out.empty() ? &none : out.data(), all.empty() ? &none : all.data(),
-                            receive);
+    boost::mpi::all_gatherv(comm, out.empty() ? &none : out.data(),
+                            all.empty() ? &none : all.data(), receive);
     for (std::size_t k = 0; k < all.size(); ++k) cuts[k + 1] = static_cast<std::size_t>(all[k]);
     for (std::size_t k = 1; k < np; ++k)
       cuts[k] = std::max(cuts[k], cuts[k - 1]);  // monotone after rounding
