@@ -303,10 +303,11 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
   /// data split(const Data& parent, const Cell& child); a complete family of leaves all marked
   /// coarsen merges into the parent with data merge(std::span<const Data> children) (curve
   /// order). Coarsen marks on incomplete families (a sibling refined further, or not marked) are
-  /// ignored, as CellTree::adapt does (tree/detail/adapt.hpp). Families that straddle ranks are
-  /// first gathered on one rank. Throws irregular::collective_error on every rank, with the
-  /// domain unchanged, for a mark on a cell that is no leaf, a refine at max_level, a split or
-  /// merge or load metric that throws, or a leaf budget exceeded. Collective over comm.
+  /// ignored, as CellTree::adapt does (tree/detail/adapt.hpp). A family that straddles ranks
+  /// merges when the map can gather it on one rank (segment maps can, grid maps cannot: its marks
+  /// are then ignored); nothing else moves. Throws irregular::collective_error on every rank,
+  /// with the domain unchanged, for a mark on a cell that is no leaf, a refine at max_level, a
+  /// split or merge or load metric that throws, or a leaf budget exceeded. Collective over comm.
   template <class Split, class Merge>
   AdaptStats adapt(Split&& split, Merge&& merge) {
     try {
@@ -567,41 +568,15 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
     }
   }
 
-  /// Families that a part boundary cuts and that are marked for coarsening move whole to one
-  /// rank (the map holds their parents whole), so adapt can merge them locally. Returns the
-  /// state before, when anything moved, for adapt to restore if it fails.
+  /// Families that a part boundary cuts and that adapt merges move whole to one rank (the map
+  /// holds their parents whole), so adapt can merge them locally; families whose marks adapt
+  /// ignores stay where they are. Returns the state before, when anything moved, for adapt to
+  /// restore if it fails.
   std::optional<typename Core::Saved> hold_families() {
-    std::vector<std::pair<detail::IndexWire, int>> mine;
-    for (std::size_t i : {std::size_t{0}, core_.leaves_.size() - 1}) {
-      if (core_.leaves_.size() == 0 || core_.leaves_.levels()[i] == 0) continue;
-      const int lv = core_.leaves_.levels()[i] - 1;
-      const auto parent =
-          detail::cell_at<C>(detail::ancestor_start<C>(core_.leaves_.starts()[i], lv), lv);
-      if (!core_.map_.splits(parent)) continue;
-      // The family's members held here: a run from this end of the segment.
-      const auto iv = curve::hnode_interval<C>(parent);
-      bool marked = false;
-      if (i == 0) {
-        for (std::size_t j = 0; j < core_.leaves_.size() && iv.contains(core_.leaves_.starts()[j]);
-             ++j)
-          marked = marked || marks_[j] == Mark::coarsen;
-      } else {
-        for (std::size_t j = i + 1; j-- > 0 && iv.contains(core_.leaves_.starts()[j]);)
-          marked = marked || marks_[j] == Mark::coarsen;
-      }
-      if (marked) mine.push_back({detail::IndexWire::from(curve::finest_index<C>(parent)), lv});
-    }
-    std::vector<std::vector<std::pair<detail::IndexWire, int>>> all;
-    boost::mpi::all_gather(core_.comm_.get(), mine, all);
-    std::vector<Cell<dim>> cells;
-    for (const auto& v : all)
-      for (const auto& [w, lv] : v)
-        cells.push_back(curve::cell_of_finest<C>(w.template as<index_type>(), lv));
+    const auto cells = detail::merged_cut_families<C>(
+        core_.comm_.get(), core_.map_, core_.leaves_.starts(), core_.leaves_.levels(),
+        std::span<const Mark>(marks_), Core::tag_families);
     if (cells.empty()) return std::nullopt;
-    std::sort(cells.begin(), cells.end(), [](const auto& a, const auto& b) {
-      return curve::finest_index<C>(a) < curve::finest_index<C>(b);
-    });
-    cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
     auto saved = core_.snapshot();
     // Marks travel with their leaves as the payload.
     std::vector<double> marks(core_.leaves_.size());

@@ -1,9 +1,8 @@
 // The cell-data domain against the sequential CellTree: uniform creation, refinement by marks,
 // coarsening of families (also across ranks), distributed 2:1 balance (face and full, periodic)
 // equal to CellTree::balance, p4est's quadrant count for its circle mesh, data conserved through
-// every remap, ghost data, adjacency, and agreed failures with the domain unchanged.
-#include <catch2/catch.hpp>
-
+// every remap, ghost data, adjacency, and agreed failures with the domain unchanged. An adapt
+// moves only the cut families it merges (also at 5 ranks: test/mpi/domain/meson.build).
 #include <irregular/cell_domain.hpp>
 #include <irregular/curve/hilbert.hpp>
 #include <irregular/curve/morton.hpp>
@@ -12,11 +11,14 @@
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
 
+#include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace irr = irregular;
@@ -33,9 +35,15 @@ struct Datum {
 using Curve = irr::curve::Morton<2>;
 constexpr int deepest = 12;
 
-double value_of(const irr::Cell<2>& c) { return static_cast<double>(c.anchor[0] * 7 + c.anchor[1] * 13 + c.level); }
-Datum init(const irr::Cell<2>& c) { return {std::uint64_t{1} << (2 * (deepest - c.level)), value_of(c)}; }
-Datum split(const Datum& parent, const irr::Cell<2>& child) { return {parent.mass / 4, value_of(child)}; }
+double value_of(const irr::Cell<2>& c) {
+  return static_cast<double>(c.anchor[0] * 7 + c.anchor[1] * 13 + c.level);
+}
+Datum init(const irr::Cell<2>& c) {
+  return {std::uint64_t{1} << (2 * (deepest - c.level)), value_of(c)};
+}
+Datum split(const Datum& parent, const irr::Cell<2>& child) {
+  return {parent.mass / 4, value_of(child)};
+}
 Datum merge(std::span<const Datum> kids) {
   Datum d{0, 0};
   for (const auto& k : kids) d.mass += k.mass;
@@ -46,7 +54,8 @@ Datum merge(std::span<const Datum> kids) {
 // 62,932 quadrants p4est reports for the circle r = 0.3 at (0.5, 0.5), levels 6 to 12.
 bool near_circle(const irr::Cell<2>& c, double cx, double cy, double r) {
   const double h = 1.0 / static_cast<double>(1u << c.level);
-  const double x = (static_cast<double>(c.anchor[0]) + 0.5) * h, y = (static_cast<double>(c.anchor[1]) + 0.5) * h;
+  const double x = (static_cast<double>(c.anchor[0]) + 0.5) * h,
+               y = (static_cast<double>(c.anchor[1]) + 0.5) * h;
   return std::abs(std::hypot(x - cx, y - cy) - r) < h;
 }
 
@@ -88,7 +97,8 @@ std::vector<std::pair<std::uint64_t, int>> gathered(const D& d) {
 }
 std::vector<std::pair<std::uint64_t, int>> leaves_of(const Serial& t) {
   std::vector<std::pair<std::uint64_t, int>> out;
-  for (std::size_t i = 0; i < t.size(); ++i) out.emplace_back(static_cast<std::uint64_t>(t.start(i)), t.level(i));
+  for (std::size_t i = 0; i < t.size(); ++i)
+    out.emplace_back(static_cast<std::uint64_t>(t.start(i)), t.level(i));
   return out;
 }
 template <class D>
@@ -106,7 +116,8 @@ int failures(const mpi::communicator& w, bool ok) {
 
 }  // namespace
 
-TEST_CASE("p4est's circle mesh: refinement and full 2:1 balance give its 62,932 quadrants", "[cells][balance]") {
+TEST_CASE("p4est's circle mesh: refinement and full 2:1 balance give its 62,932 quadrants",
+          "[cells][balance]") {
   mpi::communicator w;
   Domain d(w, irr::Box<2>{{0, 0}, {1, 1}}, 6, init);
   refine_circle(d, deepest, 0.5, 0.5);
@@ -115,11 +126,13 @@ TEST_CASE("p4est's circle mesh: refinement and full 2:1 balance give its 62,932 
   REQUIRE(total_mass(d) == (std::uint64_t{1} << (2 * deepest)));
   // Every leaf satisfies its value (data travelled with its leaf through every remap).
   bool values = true;
-  for (std::size_t i = 0; i < d.local_leaf_count(); ++i) values = values && d.data(i).value == value_of(d.cell(i));
+  for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
+    values = values && d.data(i).value == value_of(d.cell(i));
   REQUIRE(failures(w, values) == 0);
 }
 
-TEST_CASE("refinement, coarsening and balance equal the sequential CellTree, at every rank count", "[cells]") {
+TEST_CASE("refinement, coarsening and balance equal the sequential CellTree, at every rank count",
+          "[cells]") {
   mpi::communicator w;
   for (auto kind : {irr::BalanceKind::face, irr::BalanceKind::full}) {
     Domain d(w, irr::Box<2>{{0, 0}, {1, 1}}, 3, init);
@@ -129,7 +142,8 @@ TEST_CASE("refinement, coarsening and balance equal the sequential CellTree, at 
       const auto g = gathered(d), l = leaves_of(t);
       std::size_t k = 0;
       while (k < g.size() && k < l.size() && g[k] == l[k]) ++k;
-      CAPTURE(g.size(), l.size(), k, k < g.size() ? g[k].second : -1, k < l.size() ? l[k].second : -1);
+      CAPTURE(g.size(), l.size(), k, k < g.size() ? g[k].second : -1,
+              k < l.size() ? l[k].second : -1);
       REQUIRE(g == l);
     }
     d.balance(kind, split);
@@ -139,7 +153,8 @@ TEST_CASE("refinement, coarsening and balance equal the sequential CellTree, at 
     auto coarsen_left = [](auto& tree, std::size_t n, auto cell_of) {
       for (std::size_t i = 0; i < n; ++i) {
         const auto c = cell_of(i);
-        if (c.level > 3 && (static_cast<double>(c.anchor[0]) + 0.5) / static_cast<double>(1u << c.level) < 0.5)
+        if (c.level > 3 &&
+            (static_cast<double>(c.anchor[0]) + 0.5) / static_cast<double>(1u << c.level) < 0.5)
           tree.mark(i, irr::Mark::coarsen);
       }
     };
@@ -151,20 +166,23 @@ TEST_CASE("refinement, coarsening and balance equal the sequential CellTree, at 
       const auto span = t.end(i) - t.start(i);
       const auto parent = t.start(i) - t.start(i) % (span * 4);
       bool fam = t.start(i) == parent;
-      for (std::size_t k = 0; k < 4 && fam; ++k) fam = t.level(i + k) == lv && t.start(i + k) == parent + k * span;
+      for (std::size_t k = 0; k < 4 && fam; ++k)
+        fam = t.level(i + k) == lv && t.start(i + k) == parent + k * span;
       if (fam) family_starts.emplace_back(static_cast<std::uint64_t>(t.start(i)), lv);
     }
     auto complete = [&](std::uint64_t start, int lv) {
       const std::uint64_t span = irr::detail::span_at<Curve>(lv);
       const std::uint64_t parent = start - start % (span * 4);
-      return std::find(family_starts.begin(), family_starts.end(), std::make_pair(parent, lv)) != family_starts.end();
+      return std::find(family_starts.begin(), family_starts.end(), std::make_pair(parent, lv)) !=
+             family_starts.end();
     };
     coarsen_left(t, t.size(), [&](std::size_t i) { return t.cell(i); });
     for (std::size_t i = 0; i < t.size(); ++i)
       if (!complete(static_cast<std::uint64_t>(t.start(i)), t.level(i))) t.mark(i, irr::Mark::keep);
     coarsen_left(d, d.local_leaf_count(), [&](std::size_t i) { return d.cell(i); });
     for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
-      if (!complete(static_cast<std::uint64_t>(d.local_tree().starts()[i]), d.level(i))) d.mark(i, irr::Mark::keep);
+      if (!complete(static_cast<std::uint64_t>(d.local_tree().starts()[i]), d.level(i)))
+        d.mark(i, irr::Mark::keep);
     const auto ts = t.adapt(split, merge);
     const auto ds = d.adapt(split, merge);
     std::uint64_t merged = ds.coarsened, all = 0;
@@ -176,10 +194,13 @@ TEST_CASE("refinement, coarsening and balance equal the sequential CellTree, at 
   }
 }
 
-TEST_CASE("periodic balance and a rebalance under per-level loads keep the leaves and the data", "[cells]") {
+TEST_CASE("periodic balance and a rebalance under per-level loads keep the leaves and the data",
+          "[cells]") {
   mpi::communicator w;
-  using WDomain = irr::CellDomain<Datum, irr::stencil::Moore<2>, irr::curve::Hilbert<2>, irr::load::Weighted<PerLevel>>;
-  WDomain d(w, irr::Box<2>{{0, 0}, {1, 1}}, 2, init, {.periodic = {true, true}, .load = irr::load::weighted(PerLevel{})});
+  using WDomain = irr::CellDomain<Datum, irr::stencil::Moore<2>, irr::curve::Hilbert<2>,
+                                  irr::load::Weighted<PerLevel>>;
+  WDomain d(w, irr::Box<2>{{0, 0}, {1, 1}}, 2, init,
+            {.periodic = {true, true}, .load = irr::load::weighted(PerLevel{})});
   for (int round = 0; round < 6; ++round) {
     for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
       if (d.level(i) < 8 && near_circle(d.cell(i), 0.05, 0.05, 0.2)) d.mark(i, irr::Mark::refine);
@@ -195,7 +216,8 @@ TEST_CASE("periodic balance and a rebalance under per-level loads keep the leave
   d.balance(irr::BalanceKind::full, split);
   t.balance(irr::BalanceKind::full, split, {true, true});
   std::vector<std::pair<std::uint64_t, int>> want;
-  for (std::size_t i = 0; i < t.size(); ++i) want.emplace_back(static_cast<std::uint64_t>(t.start(i)), t.level(i));
+  for (std::size_t i = 0; i < t.size(); ++i)
+    want.emplace_back(static_cast<std::uint64_t>(t.start(i)), t.level(i));
   REQUIRE(gathered(d) == want);
   const auto before = gathered(d);
   d.rebalance({.threshold = 0});
@@ -224,7 +246,8 @@ TEST_CASE("ghost data, accumulate and adjacency on the cell domain", "[cells][gh
   for (const char* name : {"RA", "FP", "IFP"}) {
     d.collect_ghosts({.contact = irr::Contact::corner}, irr::ghost::ByName(name));
     bool ok = true;
-    for (std::size_t g = 0; g < d.ghosts().size(); ++g) ok = ok && d.ghost_data(g).value == value_of(d.ghosts().cell(g));
+    for (std::size_t g = 0; g < d.ghosts().size(); ++g)
+      ok = ok && d.ghost_data(g).value == value_of(d.ghosts().cell(g));
     REQUIRE(failures(w, ok) == 0);
   }
   // Each rank adds 1 to the mass of every ghost it holds; owners receive it.
@@ -247,7 +270,8 @@ TEST_CASE("ghost data, accumulate and adjacency on the cell domain", "[cells][gh
   REQUIRE(failures(w, faces_ok) == 0);
 }
 
-TEST_CASE("bad marks and failing callbacks fail every rank, the domain unchanged", "[cells][errors]") {
+TEST_CASE("bad marks and failing callbacks fail every rank, the domain unchanged",
+          "[cells][errors]") {
   mpi::communicator w;
   Domain d(w, irr::Box<2>{{0, 0}, {1, 1}}, 3, init);
   // Refine the first level-3 cell: its siblings now form an incomplete family with it.
@@ -284,33 +308,227 @@ TEST_CASE("bad marks and failing callbacks fail every rank, the domain unchanged
   };
   auto mark_where = [&](std::uint64_t start, int level, irr::Mark m) {
     for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
-      if (static_cast<std::uint64_t>(d.local_tree().starts()[i]) == start && d.level(i) == level) d.mark(i, m);
+      if (static_cast<std::uint64_t>(d.local_tree().starts()[i]) == start && d.level(i) == level)
+        d.mark(i, m);
   };
   const std::uint64_t s3 = irr::detail::span_at<Curve>(3), s4 = irr::detail::span_at<Curve>(4);
-  expect([&] {
-    if (w.rank() == bad) d.mark(irr::Cell<2>{{0, 0}, 1}, irr::Mark::refine);  // a level-1 cell is no leaf
-    d.adapt(split, merge);
-  }, "is not a leaf");
+  expect(
+      [&] {
+        if (w.rank() == bad)
+          d.mark(irr::Cell<2>{{0, 0}, 1}, irr::Mark::refine);  // a level-1 cell is no leaf
+        d.adapt(split, merge);
+      },
+      "is not a leaf");
   {  // a sibling of the refined cell: its family is incomplete, so the mark is ignored
     mark_where(s3, 3, irr::Mark::coarsen);
     const auto st = d.adapt(split, merge);
     REQUIRE(st.coarsened == 0);
     REQUIRE(gathered(d) == before);
   }
-  expect([&] {
-    for (std::uint64_t k = 0; k < 4; ++k) mark_where(k * s4, 4, irr::Mark::coarsen);  // a complete family
-    d.adapt(split, [](std::span<const Datum>) -> Datum { throw std::runtime_error("merge failed"); });
-  }, "merge failed");
-  expect([&] {
-    if (d.local_leaf_count() > 0) d.mark(std::size_t{0}, irr::Mark::refine);
-    d.adapt([&](const Datum& p, const irr::Cell<2>& c) {
-      if (w.rank() == bad) throw std::runtime_error("split failed");
-      return split(p, c);
-    }, merge);
-  }, w.size() == 1 || true ? "split failed" : "");
+  expect(
+      [&] {
+        for (std::uint64_t k = 0; k < 4; ++k)
+          mark_where(k * s4, 4, irr::Mark::coarsen);  // a complete family
+        d.adapt(split,
+                [](std::span<const Datum>) -> Datum { throw std::runtime_error("merge failed"); });
+      },
+      "merge failed");
+  expect(
+      [&] {
+        if (d.local_leaf_count() > 0) d.mark(std::size_t{0}, irr::Mark::refine);
+        d.adapt(
+            [&](const Datum& p, const irr::Cell<2>& c) {
+              if (w.rank() == bad) throw std::runtime_error("split failed");
+              return split(p, c);
+            },
+            merge);
+      },
+      w.size() == 1 || true ? "split failed" : "");
 }
 
-TEST_CASE("a domain from given leaves in any distribution; gaps and overlaps are rejected", "[cells]") {
+namespace {
+
+// Uniform at level 3, then child `k` of every level-2 cell refined and the leaves rebalanced: every
+// level-3 family is incomplete (one child refined), every level-4 family complete, and the
+// 16 groups of 7 leaves put the rank cuts at varying places within them (inside a complete
+// family, inside an incomplete one, between them).
+Domain one_child_refined(const mpi::communicator& w, std::uint64_t k) {
+  Domain d(w, irr::Box<2>{{0, 0}, {1, 1}}, 3, init);
+  const std::uint64_t s2 = irr::detail::span_at<Curve>(2), s3 = irr::detail::span_at<Curve>(3);
+  for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
+    if (static_cast<std::uint64_t>(d.local_tree().starts()[i]) % s2 == k * s3)
+      d.mark(i, irr::Mark::refine);
+  d.adapt(split, merge);
+  d.rebalance({.threshold = 0});
+  return d;
+}
+Serial one_child_refined_serial(std::uint64_t k) {
+  auto t = Serial::uniform(3, init);
+  const std::uint64_t s2 = irr::detail::span_at<Curve>(2), s3 = irr::detail::span_at<Curve>(3);
+  for (std::size_t i = 0; i < t.size(); ++i)
+    if (static_cast<std::uint64_t>(t.start(i)) % s2 == k * s3) t.mark(i, irr::Mark::refine);
+  t.adapt(split, merge);
+  return t;
+}
+// Every leaf (start, level) with the rank that holds it, sorted, on every rank.
+template <class D>
+std::vector<std::tuple<std::uint64_t, int, int>> owned(const D& d) {
+  std::vector<std::tuple<std::uint64_t, int, int>> out;
+  const auto g = gathered(d);
+  std::vector<int> counts;
+  mpi::all_gather(d.comm(), static_cast<int>(d.local_leaf_count()), counts);
+  std::size_t at = 0;
+  for (int r = 0; r < static_cast<int>(counts.size()); ++r)
+    for (int j = 0; j < counts[static_cast<std::size_t>(r)]; ++j, ++at)
+      out.emplace_back(g[at].first, g[at].second, r);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+// Every leaf of d marked coarsen and adapted, and of its serial twin t those for which
+// serial_marks(cell): the same leaves and merges, and no leaf of a family that did not merge (a
+// leaf of both trees, by the serial oracle) changes owner. Returns the number of such leaves.
+template <class D, class SerialMarks = bool (*)(const irr::Cell<2>&)>
+std::size_t coarsen_all(
+    D& d, Serial& t, SerialMarks serial_marks = [](const irr::Cell<2>&) { return true; }) {
+  const auto before = owned(d);
+  for (std::size_t i = 0; i < d.local_leaf_count(); ++i) d.mark(i, irr::Mark::coarsen);
+  for (std::size_t i = 0; i < t.size(); ++i)
+    if (serial_marks(t.cell(i))) t.mark(i, irr::Mark::coarsen);
+  const auto ds = d.adapt(split, merge);
+  const auto ts = t.adapt(split, merge);
+  std::uint64_t merged = ds.coarsened, all = 0;
+  mpi::all_reduce(d.comm(), merged, all, std::plus<std::uint64_t>());
+  REQUIRE(all == ts.coarsened);
+  auto g = gathered(d);
+  std::sort(g.begin(), g.end());
+  REQUIRE(g == leaves_of(t));
+  REQUIRE(total_mass(d) == (std::uint64_t{1} << (2 * deepest)));
+  const auto after = owned(d);
+  const auto kept = leaves_of(t);
+  std::size_t unmerged = 0, moved = 0;
+  for (const auto& [start, level, rank] : before) {
+    if (!std::binary_search(kept.begin(), kept.end(), std::make_pair(start, level))) continue;
+    ++unmerged;
+    const auto it = std::lower_bound(after.begin(), after.end(), std::make_tuple(start, level, -1));
+    REQUIRE(it != after.end());
+    REQUIRE(std::get<0>(*it) == start);
+    if (std::get<2>(*it) != rank) ++moved;
+  }
+  CAPTURE(unmerged);
+  REQUIRE(moved == 0);
+  return unmerged;
+}
+// A checksum of one rank's whole state (leaves, data, loads, the map), gathered from every rank.
+std::vector<std::uint64_t> state_checksums(const Domain& d) {
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&](std::uint64_t x) { h = (h ^ x) * 1099511628211ull; };
+  for (std::size_t i = 0; i < d.local_leaf_count(); ++i) {
+    mix(static_cast<std::uint64_t>(d.local_tree().starts()[i]));
+    mix(static_cast<std::uint64_t>(d.level(i)));
+    mix(d.data(i).mass);
+    mix(static_cast<std::uint64_t>(d.data(i).value * 64));
+    mix(static_cast<std::uint64_t>(d.local_loads()[i] * 64));
+  }
+  for (int r = 0; r < d.ownership().parts(); ++r) {
+    mix(static_cast<std::uint64_t>(d.ownership().segment(r).start));
+    mix(static_cast<std::uint64_t>(d.ownership().segment(r).end));
+  }
+  std::vector<std::uint64_t> all;
+  mpi::all_gather(d.comm(), h, all);
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("an adapt moves only the families it merges: ignored marks on cut families move nothing",
+          "[cells][families]") {
+  mpi::communicator w;
+  for (std::uint64_t k = 0; k < 4; ++k) {
+    CAPTURE(k);
+    auto d = one_child_refined(w, k);
+    auto t = one_child_refined_serial(k);
+    REQUIRE(gathered(d) == leaves_of(t));
+    REQUIRE(coarsen_all(d, t) == 16 * 3);  // no level-3 family is complete
+    REQUIRE(t.size() == 16 * 4);           // the 16 level-4 families merged
+  }
+}
+
+TEST_CASE("an adapt on a rectangle map: a family the rectangles cut keeps its leaves in place",
+          "[cells][families]") {
+  mpi::communicator w;
+  // A rank's part is no curve interval, so a cut family may lie anywhere in its leaves; and a
+  // leaf at or below the grid level stays with its grid cell's owner, so such a family cannot be
+  // gathered: its coarsen marks are ignored, as an incomplete family's. A uniform level on a
+  // grid of cells of that level, the first refined, then every leaf marked coarsen.
+  using RDomain = irr::CellDomain<Datum, irr::stencil::Moore<2>, Curve, irr::load::Constant,
+                                  irr::partitioner::Rectangular>;
+  for (int level : {2, 3}) {
+    CAPTURE(level);
+    RDomain d(w, irr::Box<2>{{0, 0}, {1, 1}}, level, init, {.partitioner = {.level = level}});
+    auto t = Serial::uniform(level, init);
+    for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
+      if (d.local_tree().starts()[i] == 0) d.mark(i, irr::Mark::refine);
+    d.adapt(split, merge);
+    t.mark(0, irr::Mark::refine);
+    t.adapt(split, merge);
+    const auto map = d.ownership();
+    std::size_t cut = 0;  // level-(level - 1) cells that the rectangles cut
+    const auto parent = [](const irr::Cell<2>& c) {
+      return irr::Cell<2>{{c.anchor[0] / 2, c.anchor[1] / 2}, c.level - 1};
+    };
+    for (std::size_t i = 0; i < t.size(); ++i)
+      if (t.level(i) == level && t.start(i) % irr::detail::span_at<Curve>(level - 1) == 0 &&
+          map.splits(parent(t.cell(i))))
+        ++cut;
+    CAPTURE(cut);
+    const auto unmerged =
+        coarsen_all(d, t, [&](const irr::Cell<2>& c) { return !map.splits(parent(c)); });
+    // The first family is incomplete (its refined child merges back); each cut one stays.
+    REQUIRE(unmerged == 3 + 4 * cut);
+  }
+}
+
+TEST_CASE(
+    "a merge that throws on one rank after cut families moved: every rank fails alike, state "
+    "unchanged",
+    "[cells][families][errors]") {
+  mpi::communicator w;
+  auto d = one_child_refined(w, 0);
+  const auto leaves = gathered(d);
+  const auto sums = state_checksums(d);
+  // The last rank that holds leaves holds at least the last group of 7 leaves (up to 7 ranks),
+  // so a level-4 family merges there.
+  int bad = 0;
+  mpi::all_reduce(w, d.local_leaf_count() > 0 ? w.rank() : 0, bad, mpi::maximum<int>());
+  std::string message;
+  try {
+    for (std::size_t i = 0; i < d.local_leaf_count(); ++i) d.mark(i, irr::Mark::coarsen);
+    d.adapt(split, [&](std::span<const Datum> kids) -> Datum {
+      if (w.rank() == bad) throw std::runtime_error("merge failed on one rank");
+      return merge(kids);
+    });
+  } catch (const irr::collective_error& e) {
+    message = e.what();
+  }
+  CAPTURE(message);
+  REQUIRE(failures(w, message.find("merge failed on one rank") != std::string::npos) == 0);
+  std::string first = message;
+  mpi::broadcast(w, first, 0);
+  REQUIRE(failures(w, message == first) == 0);
+  REQUIRE(state_checksums(d) == sums);
+  REQUIRE(gathered(d) == leaves);
+  // The marks went with the failed call; the same adapt now succeeds.
+  for (std::size_t i = 0; i < d.local_leaf_count(); ++i) d.mark(i, irr::Mark::coarsen);
+  std::uint64_t merged = d.adapt(split, merge).coarsened, all = 0;
+  mpi::all_reduce(w, merged, all, std::plus<std::uint64_t>());
+  REQUIRE(all == 16);
+  // At 3 and 5 ranks a cut falls inside a level-4 family: it moved before the merge (so the
+  // failure above had a move to undo).
+  if (w.size() == 3 || w.size() == 5) REQUIRE(d.last_migration().hnodes > 0);
+}
+
+TEST_CASE("a domain from given leaves in any distribution; gaps and overlaps are rejected",
+          "[cells]") {
   mpi::communicator w;
   const auto t = serial_circle(3, 7, 0.3, 0.6);
   const auto p = static_cast<std::size_t>(w.size()), r = static_cast<std::size_t>(w.rank());
@@ -343,28 +561,35 @@ TEST_CASE("a domain from given leaves in any distribution; gaps and overlaps are
     CAPTURE(message);
     REQUIRE(failures(w, message.find(needle) != std::string::npos) == 0);
   };
-  rejects([](std::size_t i) { return i != 5; }, false, "do not tile");            // a leaf missing
-  rejects([](std::size_t) { return true; }, true, "do not tile");                 // a leaf twice
+  rejects([](std::size_t i) { return i != 5; }, false, "do not tile");  // a leaf missing
+  rejects([](std::size_t) { return true; }, true, "do not tile");       // a leaf twice
 }
 
-TEST_CASE("distributed balance: 3D, a rectangle partition (parts not curve segments), a split that throws", "[cells][balance]") {
+TEST_CASE(
+    "distributed balance: 3D, a rectangle partition (parts not curve segments), a split that "
+    "throws",
+    "[cells][balance]") {
   mpi::communicator w;
   // 3D: refined toward a sphere, face and full balance against the sequential tree.
   using C3 = irr::curve::Morton<3>;
   struct D3 {
     double v = 0;
   };
-  auto v3 = [](const irr::Cell<3>& c) { return static_cast<double>(c.anchor[0] + 3 * c.anchor[1] + 5 * c.anchor[2] + 7 * c.level); };
+  auto v3 = [](const irr::Cell<3>& c) {
+    return static_cast<double>(c.anchor[0] + 3 * c.anchor[1] + 5 * c.anchor[2] + 7 * c.level);
+  };
   auto init3 = [&](const irr::Cell<3>& c) { return D3{v3(c)}; };
   auto split3 = [&](const D3&, const irr::Cell<3>& c) { return D3{v3(c)}; };
   auto near_sphere = [](const irr::Cell<3>& c) {
     const double h = 1.0 / static_cast<double>(1u << c.level);
     double r2 = 0;
-    for (int d = 0; d < 3; ++d) r2 += std::pow((static_cast<double>(c.anchor[d]) + 0.5) * h - 0.4, 2);
+    for (int d = 0; d < 3; ++d)
+      r2 += std::pow((static_cast<double>(c.anchor[d]) + 0.5) * h - 0.4, 2);
     return std::abs(std::sqrt(r2) - 0.3) < h;
   };
   for (auto kind : {irr::BalanceKind::face, irr::BalanceKind::full}) {
-    irr::CellDomain<D3, irr::stencil::Moore<3>, C3> d(w, irr::Box<3>{{0, 0, 0}, {1, 1, 1}}, 2, init3);
+    irr::CellDomain<D3, irr::stencil::Moore<3>, C3> d(w, irr::Box<3>{{0, 0, 0}, {1, 1, 1}}, 2,
+                                                      init3);
     auto t = irr::CellTree<C3, D3>::uniform(2, init3);
     for (int round = 0; round < 4; ++round) {
       for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
@@ -377,15 +602,18 @@ TEST_CASE("distributed balance: 3D, a rectangle partition (parts not curve segme
     d.balance(kind, split3);
     t.balance(kind, split3);
     std::vector<std::pair<std::uint64_t, int>> want;
-    for (std::size_t i = 0; i < t.size(); ++i) want.emplace_back(static_cast<std::uint64_t>(t.start(i)), t.level(i));
+    for (std::size_t i = 0; i < t.size(); ++i)
+      want.emplace_back(static_cast<std::uint64_t>(t.start(i)), t.level(i));
     REQUIRE(gathered(d) == want);
     bool values = true;
-    for (std::size_t i = 0; i < d.local_leaf_count(); ++i) values = values && d.data(i).v == v3(d.cell(i));
+    for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
+      values = values && d.data(i).v == v3(d.cell(i));
     REQUIRE(failures(w, values) == 0);
   }
   // A rectangle map: a rank's part is no curve segment; nodes are routed by owner().
   {
-    using RDomain = irr::CellDomain<Datum, irr::stencil::Moore<2>, Curve, irr::load::Constant, irr::partitioner::Rectangular>;
+    using RDomain = irr::CellDomain<Datum, irr::stencil::Moore<2>, Curve, irr::load::Constant,
+                                    irr::partitioner::Rectangular>;
     RDomain d(w, irr::Box<2>{{0, 0}, {1, 1}}, 3, init, {.partitioner = {.level = 2}});
     refine_circle(d, 8, 0.4, 0.4);
     auto t = serial_circle(3, 8, 0.4, 0.4);
@@ -436,7 +664,8 @@ TEST_CASE("distributed balance: 3D, a rectangle partition (parts not curve segme
   REQUIRE(gathered(d) == leaves_of(t));
 }
 
-TEST_CASE("hold_level: no cut falls inside a cell of that level, through creation and rebalance", "[cells][hold]") {
+TEST_CASE("hold_level: no cut falls inside a cell of that level, through creation and rebalance",
+          "[cells][hold]") {
   mpi::communicator w;
   using Domain = irr::CellDomain<Datum, irr::stencil::Moore<2>, Curve>;
   constexpr int hold = 3;
