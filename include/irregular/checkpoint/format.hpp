@@ -19,6 +19,7 @@
 
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -42,6 +43,8 @@ inline constexpr std::size_t header_checksum_at = header_bytes - 8;
 inline constexpr std::size_t curve_name_bytes = 16;
 /// Width of the type tag field (NUL-padded: at most 63 characters).
 inline constexpr std::size_t type_tag_bytes = 64;
+/// Where the header's record count lies (errors about the counts name it).
+inline constexpr std::size_t record_count_at = 192;
 
 /// Which domain wrote the file.
 enum class Kind : std::uint32_t { elements = 1, cells = 2 };
@@ -286,6 +289,10 @@ class Reader {
     bad_header(path, "unknown record format", 0, rank);
   if (h.block_bytes < 64 || h.block_bytes > (std::uint64_t{1} << 40))
     bad_header(path, "checksum block size " + std::to_string(h.block_bytes), 0, rank);
+  if (h.dim < 1 || h.dim > 3) bad_header(path, "dimension " + std::to_string(h.dim), 20, rank);
+  for (std::uint32_t d = 0; d < h.dim; ++d)
+    if (!(std::isfinite(h.lo[d]) && std::isfinite(h.hi[d]) && h.lo[d] < h.hi[d]))
+      bad_header(path, "the box is empty or not finite along axis " + std::to_string(d), 48, rank);
   Header expect = h;
   expect.place(h.sections[leaves].bytes, h.sections[records].bytes, h.sections[user].bytes);
   for (int s = 0; s < section_count; ++s)
@@ -296,8 +303,20 @@ class Reader {
       h.sections[leaves].bytes / h.leaf_record_bytes() != h.leaf_count ||
       h.sections[leaves].bytes % h.leaf_record_bytes() != 0)
     bad_header(path, "inconsistent section sizes", 0, rank);
-  if (h.format == RecordFormat::raw && h.sections[records].bytes != h.record_count * h.record_bytes)
-    bad_header(path, "record section size differs from count x size", 0, rank);
+  // The counts fit the sections, so nothing sized by them can exceed the file.
+  const std::uint64_t record_section = h.sections[records].bytes;
+  if (h.format == RecordFormat::raw &&
+      (h.record_bytes == 0 || record_section % h.record_bytes != 0 ||
+       record_section / h.record_bytes != h.record_count))
+    bad_header(path, "record section size differs from count x size", record_count_at, rank);
+  if (h.format == RecordFormat::serialized && h.record_count > record_section / 8)
+    bad_header(path,
+               "record count " + std::to_string(h.record_count) +
+                   " exceeds what the record section holds (8 bytes or more each)",
+               record_count_at, rank);
+  if (h.kind == Kind::cells && h.record_count != h.leaf_count)
+    bad_header(path, "a cell domain with a record count other than its leaf count", record_count_at,
+               rank);
   if (file_size < h.file_bytes)
     bad_header(path,
                "truncated: " + std::to_string(file_size) + " bytes, the header says " +

@@ -59,7 +59,8 @@ class File {
                                    n ? bytes.data() + from : nullptr, n, MPI_BYTE, &st);
     });
   }
-  /// Every rank reads its bytes from its own offset. Collective.
+  /// Every rank reads its bytes from its own offset. Collective. With Open MPI 4.1's OMPIO,
+  /// ranges of different ranks must not overlap (open-mpi/ompi#10546): use read_at then.
   void read_at_all(std::uint64_t offset, std::span<std::byte> bytes) {
     chunked(offset, bytes.size(), [&](std::uint64_t at, std::size_t from, int n) {
       MPI_Status st;

@@ -1,8 +1,9 @@
 // The sections of a checkpoint file, written and read by all ranks at once: each rank writes its
 // bytes at the offset its prefix sum gives, and the checksum of every block is computed by the
 // rank where the block starts, with the few bytes of the block held by later ranks sent to it;
-// a reader verifies every block it touches. No rank gathers the payload. The failures of a
-// save or load are agreed into one irregular::checkpoint_error on every rank.
+// a reader verifies every block it touches (read independently: see read_section_into). No rank
+// gathers the payload. The failures of a save or load are agreed into one
+// irregular::checkpoint_error on every rank.
 #pragma once
 
 #include <irregular/checkpoint/checksum.hpp>
@@ -151,13 +152,17 @@ inline std::vector<std::uint64_t> gather_table(const boost::mpi::communicator& c
   std::vector<int> sizes;
   boost::mpi::gather(comm, static_cast<int>(mine.size()), sizes, 0);
   std::vector<std::uint64_t> table;
+  // Boost.MPI dereferences the buffers for their MPI type: never pass a null one.
+  const std::uint64_t none = 0;
+  const std::uint64_t* in = mine.empty() ? &none : mine.data();
   if (comm.rank() == 0) {
     std::size_t n = 0;
     for (int k : sizes) n += static_cast<std::size_t>(k);
-    table.resize(n);
-    boost::mpi::gatherv(comm, mine.data(), static_cast<int>(mine.size()), table.data(), sizes, 0);
+    table.resize(n + 1);
+    boost::mpi::gatherv(comm, in, static_cast<int>(mine.size()), table.data(), sizes, 0);
+    table.pop_back();
   } else {
-    boost::mpi::gatherv(comm, mine.data(), static_cast<int>(mine.size()), 0);
+    boost::mpi::gatherv(comm, in, static_cast<int>(mine.size()), 0);
   }
   return table;
 }
@@ -190,7 +195,9 @@ inline std::vector<std::uint64_t> table_entries(mpi::File& file, const Header& h
 /// against its entry of the section's table (only those entries are read): the interior lands in
 /// `out` directly, the parts of the first and last blocks outside [b, e) in small side buffers.
 /// Throws irregular::checkpoint_error naming the section, the block and its byte offset on a
-/// mismatch. Collective over comm (every rank calls it, with an empty range when it reads nothing).
+/// mismatch. Local: the reads are independent, because the ranges of neighbouring ranks overlap
+/// (the blocks both verify, the leaf records both check) and Open MPI 4.1's collective reads
+/// return wrong bytes for overlapping ranges (open-mpi/ompi#10546, its data sieving).
 inline void read_section_into(mpi::File& file, const Header& h, int s, std::uint64_t b,
                               std::uint64_t e, std::span<std::byte> out, const std::string& path,
                               int rank) {
@@ -200,10 +207,9 @@ inline void read_section_into(mpi::File& file, const Header& h, int s, std::uint
   const std::uint64_t re = b < e ? std::min(sec.bytes, (e + B - 1) / B * B) : 0;
   std::vector<std::byte> head(b < e ? b - rb : 0), tail(b < e ? re - e : 0);
   const auto table = table_entries(file, h, s, rb / B, (re + B - 1) / B);
-  // Three collective reads (head, interior, tail), the same number on every rank.
-  file.read_at_all(sec.offset + rb, head);
-  file.read_at_all(sec.offset + b, out.first(b < e ? e - b : 0));
-  file.read_at_all(sec.offset + e, tail);
+  file.read_at(sec.offset + rb, head);
+  file.read_at(sec.offset + b, out.first(b < e ? e - b : 0));
+  file.read_at(sec.offset + e, tail);
   for (std::uint64_t at = rb; at < re; at += B) {
     const std::uint64_t k = at / B, end = std::min(at + B, re);
     StreamingChecksum sum;

@@ -1,23 +1,17 @@
 // Checkpoint and restart of a domain (both fronts): save writes one MPI-IO file whose bytes do
-// not depend on the number of ranks that wrote it (checkpoint/format.hpp); load reads it on any
-// number of ranks, each rank its even share of the leaves and their records, and the partitioner
-// in force then maps the leaves by their loads. Crash-safe: the file is written under a temporary
-// name in the same directory, synced, then renamed over the previous checkpoint.
+// not depend on the number of ranks that wrote it (checkpoint/format.hpp); load
+// (checkpoint_load.hpp) reads it on any number of ranks. Crash-safe: the file is written under a
+// temporary name in the same directory, synced, then renamed over the previous checkpoint.
 #pragma once
 
 #include <irregular/checkpoint/checksum.hpp>
 #include <irregular/checkpoint/format.hpp>
-#include <irregular/core/box.hpp>
-#include <irregular/core/detail/headroom.hpp>
-#include <irregular/core/detail/splice_vector.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/distributed/checkpoint/sections.hpp>
+#include <irregular/distributed/domain/checkpoint_load.hpp>
 #include <irregular/distributed/ghost/store.hpp>
-#include <irregular/distributed/htree/local_leaves.hpp>
 #include <irregular/mpi/file.hpp>
-#include <irregular/tree/detail/curve_math.hpp>
 
-#include <boost/archive/binary_iarchive.hpp>
 #include <boost/archive/binary_oarchive.hpp>
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
@@ -30,14 +24,11 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <fstream>
-#include <numeric>
 #include <optional>
 #include <span>
 #include <sstream>
 #include <string>
 #include <system_error>
-#include <type_traits>
 #include <unistd.h>
 #include <vector>
 
@@ -54,20 +45,6 @@ struct SaveOptions {
   std::uint64_t block_bytes = std::uint64_t{1} << 20;
 };
 
-/// What a load checks and returns besides the domain.
-struct LoadOptions {
-  std::string type_tag{};       ///< must equal the saved one
-  std::string* user = nullptr;  ///< receives the saved user bytes (on every rank)
-};
-
-/// What a checkpoint says about itself, read without loading it: the header (box, curve, hold
-/// level, counts...) and the user section, so that a restart can take its options from the file
-/// before it loads the domain.
-struct CheckpointInfo {
-  checkpoint::Header header;  ///< the decoded header
-  std::string user;           ///< the user section's bytes
-};
-
 namespace checkpoint::detail {
 /// Test seam: called on every rank after each phase of a save ("records", "tables", "synced")
 /// when set. The crash-safety test kills a writer here.
@@ -81,10 +58,6 @@ inline void reached(const char* phase) {
 }  // namespace checkpoint::detail
 
 namespace detail {
-
-/// Values stored as their bytes (trivially copyable) or through Boost.Serialization.
-template <class T>
-inline constexpr bool raw_records = std::is_trivially_copyable_v<T>;
 
 /// One serialized value, length-prefixed.
 template <class T>
@@ -107,30 +80,6 @@ inline bool by_bytes(const std::vector<std::byte>& x, const std::vector<std::byt
   const std::size_t n = std::min(x.size(), y.size());
   const int c = n ? std::memcmp(x.data(), y.data(), n) : 0;
   return c != 0 ? c < 0 : x.size() < y.size();
-}
-
-/// A domain's description as a checkpoint header (before counts and places).
-template <class C, class T>
-checkpoint::Header describe(checkpoint::Kind kind, const Box<C::dim>& box,
-                            const Periodicity<C::dim>& periodic, int hold_level, bool has_loads,
-                            const std::string& type_tag) {
-  checkpoint::Header h;
-  h.kind = kind;
-  h.dim = C::dim;
-  h.curve = checkpoint::curve_name<C>();
-  h.max_level = C::max_level;
-  h.index_bytes = sizeof(typename C::index_type);
-  for (int d = 0; d < C::dim; ++d) {
-    h.lo[d] = box.lo[d];
-    h.hi[d] = box.hi[d];
-    if (periodic[d]) h.periodic |= 1u << d;
-  }
-  h.hold_level = hold_level;
-  h.format = raw_records<T> ? checkpoint::RecordFormat::raw : checkpoint::RecordFormat::serialized;
-  h.record_bytes = raw_records<T> ? sizeof(T) : 0;
-  h.type_tag = type_tag;
-  h.has_loads = has_loads;
-  return h;
 }
 
 /// The directory a checkpoint goes to must exist and be writable (checked by one rank).
@@ -354,333 +303,5 @@ void save_core(Core& core, const std::string& path, checkpoint::Kind kind, const
              Core::tag_checkpoint);
 }
 
-/// An open checkpoint: its file and decoded, checked header.
-struct OpenedCheckpoint {
-  mpi::File file;
-  checkpoint::Header header;
-  std::string path;
-};
-
-/// Opens a checkpoint for a domain of curve C and value T and checks that it is one: the header,
-/// the kind, dimension, curve, depth, value format and size, type tag, periodicity and held
-/// level. Throws irregular::checkpoint_error alike on every rank. Collective over comm.
-/// Opens a checkpoint on every rank and decodes its header (rank 0 reads it, every rank checks
-/// it). Throws irregular::checkpoint_error alike on every rank. Collective over comm.
-inline OpenedCheckpoint open_checkpoint_file(const boost::mpi::communicator& comm,
-                                             const std::string& path) {
-  namespace ck = checkpoint;
-  const int me = comm.rank();
-  ck::agree(comm, [&] {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec))
-      throw checkpoint_error("irregular checkpoint '" + path + "': no such file", me);
-  });
-  auto file = ck::agree(comm, [&] {
-    return std::optional<mpi::File>(std::in_place, comm, path, mpi::File::Mode::read);
-  });
-  std::array<std::byte, ck::header_bytes> raw{};
-  std::uint64_t size = 0;
-  ck::agree(comm, [&] {  // rank 0 reads the header; every rank decodes it
-    if (me != 0) return;
-    size = file->size();
-    file->read_at(0, std::span<std::byte>(raw).first(std::min<std::uint64_t>(size, raw.size())));
-  });
-  boost::mpi::broadcast(comm, size, 0);
-  boost::mpi::broadcast(comm, reinterpret_cast<char*>(raw.data()), static_cast<int>(raw.size()), 0);
-  auto h = ck::agree(comm, [&] { return ck::decode(raw, size, path, me); });
-  return OpenedCheckpoint{std::move(*file), std::move(h), path};
-}
-
-template <class C, class T, int D>
-OpenedCheckpoint open_checkpoint(const boost::mpi::communicator& comm, const std::string& path,
-                                 checkpoint::Kind kind, const std::string& type_tag,
-                                 const Periodicity<D>& periodic, int hold_level) {
-  namespace ck = checkpoint;
-  const int me = comm.rank();
-  auto in = open_checkpoint_file(comm, path);
-  ck::agree(comm, [&] {
-    const auto& got = in.header;
-    const auto want = describe<C, T>(kind, Box<D>{}, periodic, hold_level, false, type_tag);
-    const auto differ = [&](const std::string& what, const std::string& file_has,
-                            const std::string& wanted) {
-      if (file_has != wanted)
-        ck::bad_header(path, what + ": the file has " + file_has + ", this domain " + wanted, 0,
-                       me);
-    };
-    const auto kind_name = [](ck::Kind k) {
-      return std::string(k == ck::Kind::elements ? "IrregularDomain" : "CellDomain");
-    };
-    differ("domain", kind_name(got.kind), kind_name(want.kind));
-    differ("dimension", std::to_string(got.dim), std::to_string(want.dim));
-    differ("curve", got.curve, want.curve);
-    differ("max_level", std::to_string(got.max_level), std::to_string(want.max_level));
-    differ("index width", std::to_string(got.index_bytes), std::to_string(want.index_bytes));
-    const auto fmt = [](const ck::Header& x) {
-      return x.format == ck::RecordFormat::raw
-                 ? "raw records of " + std::to_string(x.record_bytes) + " bytes"
-                 : std::string("serialized records");
-    };
-    differ("record format", fmt(got), fmt(want));
-    differ("type tag", "'" + got.type_tag + "'", "'" + want.type_tag + "'");
-    differ("periodic axes", std::to_string(got.periodic), std::to_string(want.periodic));
-    differ("hold_level", std::to_string(got.hold_level), std::to_string(want.hold_level));
-    if (got.foreign_order && got.record_count > 0)
-      ck::bad_header(path,
-                     "written on a machine of the other byte order: its records (" + fmt(got) +
-                         ") cannot be converted",
-                     8, me);
-    for (std::uint32_t d = 0; d < got.dim; ++d)
-      if (!(got.lo[d] < got.hi[d])) ck::bad_header(path, "an empty box", 0, me);
-  });
-  return in;
-}
-
-/// The box a checkpoint was saved with.
-template <int D>
-Box<D> saved_box(const checkpoint::Header& h) {
-  Box<D> b;
-  for (int d = 0; d < D; ++d) {
-    b.lo[d] = h.lo[d];
-    b.hi[d] = h.hi[d];
-  }
-  return b;
-}
-
-/// Where a rank's serialized records lie, for errors that name them.
-struct RecordsAt {
-  const std::string& path;
-  int rank;
-  std::uint64_t first_record;  ///< global number of the first
-  std::uint64_t offset;        ///< byte offset of the first in the file
-};
-
-/// Decodes `count` length-prefixed serialized values into `values`; throws
-/// irregular::checkpoint_error when a record overruns the bytes or they are not filled exactly.
-/// Local; a user serialize may throw.
-template <class V>
-void decode_serialized(const std::vector<std::byte>& serialized, std::uint64_t count_mine,
-                       V& values, const RecordsAt& where) {
-  using T = typename V::value_type;
-  values.reserve(count_mine);
-  std::size_t at = 0;
-  const std::span<const std::byte> src(serialized);
-  for (std::uint64_t i = 0; i < count_mine; ++i) {
-    std::uint64_t n = 0;
-    if (at + 8 > src.size() || (std::memcpy(&n, src.data() + at, 8), n > src.size() - at - 8))
-      throw checkpoint_error("irregular checkpoint '" + where.path + "': record " +
-                                 std::to_string(where.first_record + i) + " overruns its section",
-                             where.rank, "records", -1, where.offset + at);
-    std::istringstream is(std::string(reinterpret_cast<const char*>(src.data() + at + 8), n),
-                          std::ios::binary);
-    boost::archive::binary_iarchive ar(is, boost::archive::no_header);
-    T v{};
-    ar >> v;
-    values.push_back(std::move(v));
-    at += 8 + n;
-  }
-  if (at != src.size())
-    throw checkpoint_error(
-        "irregular checkpoint '" + where.path + "': records do not fill the leaves", where.rank,
-        "records", -1, where.offset + at);
-}
-
-/// The leaves that all ranks read tile the curve in rank order, and their counts add up to the
-/// header's record count (one all-gather of O(p) words). Collective over comm.
-template <class C>
-void check_tiling(const boost::mpi::communicator& comm, const LocalLeaves<C>& leaves,
-                  std::uint64_t count_mine, const checkpoint::Header& h, const std::string& path) {
-  namespace ck = checkpoint;
-  using I = typename C::index_type;
-  const int me = comm.rank();
-  const std::uint64_t L = h.leaf_count;
-  const auto words = [](I x) {
-    return std::array<std::uint64_t, 2>{
-        static_cast<std::uint64_t>(x),
-        sizeof(I) == 16 ? static_cast<std::uint64_t>(x >> 32 >> 32) : 0};
-  };
-  const auto s0 = words(leaves.empty() ? I{0} : leaves.start(0));
-  const auto e0 = words(leaves.empty() ? I{0} : leaves.end(leaves.size() - 1));
-  const std::array<std::uint64_t, 6> mine{
-      leaves.empty() ? 0u : 1u, s0[0], s0[1], e0[0], e0[1], count_mine};
-  std::vector<std::array<std::uint64_t, 6>> all;
-  boost::mpi::all_gather(comm, mine, all);
-  ck::agree(comm, [&] {
-    std::array<std::uint64_t, 2> at{0, 0};
-    std::uint64_t total = 0;
-    for (const auto& r : all) {
-      total += r[5];
-      if (!r[0]) continue;
-      if (r[1] != at[0] || r[2] != at[1])
-        throw checkpoint_error(
-            "irregular checkpoint '" + path + "': the leaves do not tile the domain", me, "leaves",
-            -1, h.sections[ck::leaves].offset);
-      at = {r[3], r[4]};
-    }
-    if (at != words(detail::index_end<C>()) && L > 0)
-      throw checkpoint_error(
-          "irregular checkpoint '" + path + "': the leaves do not cover the domain", me, "leaves",
-          -1, h.sections[ck::leaves].offset);
-    if (total != h.record_count)
-      throw checkpoint_error("irregular checkpoint '" + path + "': the leaves hold " +
-                                 std::to_string(total) + " records, the header says " +
-                                 std::to_string(h.record_count),
-                             me, "leaves", -1, h.sections[ck::leaves].offset);
-  });
-}
-
-/// This rank's share [a, b) of the leaf table, decoded and checked: the leaves with their counts
-/// and (stored loads) seconds, and, for serialized records, their byte range (raw records' range
-/// follows from the counts). `b_read` is b + 1 when the next leaf's first byte ends the range.
-template <class C>
-struct LeafShare {
-  LocalLeaves<C> leaves;
-  std::vector<double> measured;
-  std::uint64_t count = 0, rec_begin = 0, rec_end = 0;
-};
-template <class C, bool Raw>
-LeafShare<C> decode_leaf_share(std::span<const std::byte> leaf_in, const checkpoint::Header& h,
-                               std::uint64_t a, std::uint64_t b, std::uint64_t b_read,
-                               const std::string& path, int me) {
-  using I = typename C::index_type;
-  namespace ck = checkpoint;
-  const bool elements = h.kind == ck::Kind::elements;
-  const std::uint64_t rec = h.leaf_record_bytes();
-  const auto bad = [&](std::uint64_t leaf, const std::string& what) {
-    throw checkpoint_error(
-        "irregular checkpoint '" + path + "': leaf " + std::to_string(leaf) + " " + what, me,
-        "leaves", -1, h.sections[ck::leaves].offset + leaf * rec);
-  };
-  LeafShare<C> out;
-  out.leaves.reserve(b - a);
-  std::uint64_t first_byte_a = 0;
-  for (std::uint64_t k = a; k < b_read; ++k) {
-    ck::detail::Reader r(leaf_in.subspan((k - a) * rec, rec), h.foreign_order);
-    I s = static_cast<I>(r.get<std::uint64_t>());
-    if constexpr (sizeof(I) == 16) s |= static_cast<I>(r.get<std::uint64_t>()) << 64;
-    const int level = r.get<std::uint8_t>();
-    const std::uint64_t count = elements ? r.get<std::uint64_t>() : 1;
-    const double load = h.has_loads ? r.get<double>() : 0.0;
-    const std::uint64_t fb = Raw ? 0 : r.get<std::uint64_t>();
-    if (k == a) first_byte_a = fb;
-    if (k == b) {  // the extra record: only its first byte counts
-      out.rec_end = fb;
-      break;
-    }
-    if (level > C::max_level || s % detail::span_at<C>(level) != 0) bad(k, "is not a cell");
-    if (!out.leaves.empty() && out.leaves.end(out.leaves.size() - 1) != s)
-      bad(k, "does not follow its predecessor");
-    out.leaves.push_back(s, level, count);
-    out.count += count;
-    if (h.has_loads) {
-      if (!(load >= 0)) bad(k, "has a negative load");
-      out.measured.push_back(load);
-    }
-  }
-  if (!Raw) {
-    out.rec_begin = first_byte_a;
-    if (b == h.leaf_count) out.rec_end = h.sections[ck::records].bytes;
-    if (a == b) out.rec_begin = out.rec_end = 0;
-  }
-  return out;
-}
-
-/// Reads this rank's even share of the leaves and their records into an (empty) core, checks
-/// them, and lets the partitioner map them by their loads. Collective over comm.
-template <class Core>
-void load_core(Core& core, OpenedCheckpoint& in, const LoadOptions& opt) {
-  using C = typename Core::curve_type;
-  using T = typename Core::value_type;
-  namespace ck = checkpoint;
-  const boost::mpi::communicator& comm = core.comm_.get();
-  const int me = comm.rank(), p = comm.size();
-  const auto& h = in.header;
-  const std::string& path = in.path;
-  const std::uint64_t L = h.leaf_count, rec = h.leaf_record_bytes();
-  const auto share = [&](int r) {  // r * L / p without overflow
-    return L / static_cast<std::uint64_t>(p) * static_cast<std::uint64_t>(r) +
-           L % static_cast<std::uint64_t>(p) * static_cast<std::uint64_t>(r) /
-               static_cast<std::uint64_t>(p);
-  };
-  const std::uint64_t a = share(me), b = share(me + 1);
-  // The serialized records' end is the next leaf's first byte: one more leaf record is read.
-  const std::uint64_t b_read = !raw_records<T> && b < L ? b + 1 : b;
-
-  detail::store_vector<T> values;  // raw records are read straight into the store's array
-  ck::agree(comm, [&] {  // rank 0 vets the tables; every rank reads only its blocks' entries
-    if (me == 0)
-      for (int s = 0; s < ck::section_count; ++s) ck::verify_table(in.file, h, s, path, me);
-  });
-  auto leaf_in = ck::agree(comm, [&] {
-    return ck::read_section(in.file, h, ck::leaves, a * rec, b_read * rec, path, me);
-  });
-  auto share_in = ck::agree(comm, [&] {
-    return decode_leaf_share<C, raw_records<T>>(leaf_in, h, a, b, b_read, path, me);
-  });
-  LocalLeaves<C>& leaves = share_in.leaves;
-  const std::uint64_t count_mine = share_in.count;
-  std::uint64_t rec_begin = share_in.rec_begin, rec_end = share_in.rec_end;
-  // The leaves of all ranks tile the curve, and the counts add up (O(p) replicated).
-  std::uint64_t first_record = 0;
-  boost::mpi::scan(comm, count_mine, first_record, std::plus<std::uint64_t>());
-  first_record -= count_mine;
-  check_tiling(comm, leaves, count_mine, in.header, path);
-  if constexpr (raw_records<T>) {
-    rec_begin = first_record * sizeof(T);
-    rec_end = rec_begin + count_mine * sizeof(T);
-  }
-  ck::agree(comm, [&] {
-    if (rec_begin > rec_end || rec_end > h.sections[ck::records].bytes)
-      throw checkpoint_error("irregular checkpoint '" + path + "': records beyond their section",
-                             me, "records", -1, h.sections[ck::records].offset);
-  });
-  std::vector<std::byte> serialized;
-  if constexpr (raw_records<T>) {
-    // With the store's headroom now, so indexing the leaves later does not copy them again.
-    detail::reserve_headroom(values, count_mine);
-    detail::resize_for_overwrite(values, count_mine);
-  } else
-    serialized.resize(rec_end - rec_begin);
-  ck::agree(comm, [&] {
-    const auto into = raw_records<T>
-                          ? std::as_writable_bytes(std::span<T>(values.data(), values.size()))
-                          : std::span<std::byte>(serialized);
-    ck::read_section_into(in.file, h, ck::records, rec_begin, rec_end, into, path, me);
-  });
-  if constexpr (!raw_records<T>)
-    ck::agree(comm, [&] {
-      decode_serialized(serialized, count_mine, values,
-                        {path, me, first_record, h.sections[ck::records].offset + rec_begin});
-    });
-  // The user section is verified even when not asked for: every byte of the file is checked.
-  const auto user_in = ck::agree(comm, [&] {
-    return ck::read_section(in.file, h, ck::user, 0, h.sections[ck::user].bytes, path, me);
-  });
-  if (opt.user) opt.user->assign(reinterpret_cast<const char*>(user_in.data()), user_in.size());
-  in.file.close();
-  ck::agree(comm, [&] { core.store_.adopt(std::move(values), leaves); });  // user element_traits
-  core.adopt(std::move(leaves), std::move(share_in.measured));
-}
-
 }  // namespace detail
-
-/// Reads a checkpoint's header and user section, each verified, on every rank of comm, without
-/// loading the domain (a restart takes its options from them). Throws the same
-/// irregular::checkpoint_error on every rank for a missing, truncated or corrupt file.
-/// Collective over comm.
-inline CheckpointInfo read_checkpoint_info(const boost::mpi::communicator& comm,
-                                           const std::string& path) {
-  namespace ck = checkpoint;
-  const int me = comm.rank();
-  auto in = detail::open_checkpoint_file(comm, path);
-  ck::agree(comm, [&] {
-    if (me == 0) ck::verify_table(in.file, in.header, ck::user, path, me);
-  });
-  const auto user = ck::agree(comm, [&] {
-    return ck::read_section(in.file, in.header, ck::user, 0, in.header.sections[ck::user].bytes,
-                            path, me);
-  });
-  in.file.close();
-  return {in.header, std::string(reinterpret_cast<const char*>(user.data()), user.size())};
-}
-
 }  // namespace irregular
