@@ -9,10 +9,10 @@
 #include <irregular/distributed/advisor/comparison.hpp>
 #include <irregular/io/svg.hpp>
 #include <irregular/mpi/collective_error.hpp>
+#include <irregular/mpi/operations.hpp>
 #include <irregular/tree/detail/curve_math.hpp>
 
 #include <boost/mpi/collectives/gather.hpp>
-#include <boost/mpi/collectives/gatherv.hpp>
 #include <boost/mpi/communicator.hpp>
 
 #include <algorithm>
@@ -98,10 +98,8 @@ void write_comparison_svg(const std::string& path, const Domain& domain,
       throw limit_exceeded(where + ": too many leaves for a picture");
     all.resize(total);
   });
-  if (comm.rank() == 0)
-    boost::mpi::gatherv(comm, mine.data(), count, all.data(), counts, 0);
-  else
-    boost::mpi::gatherv(comm, mine.data(), count, 0);
+  mpi::gatherv_raw(comm, std::span<const std::uint64_t>(mine), std::span<std::uint64_t>(all),
+                   std::span<const int>(counts), 0);
 
   // Rank 0 draws the cells in curve order (the order the polyline visits), one panel per map.
   mpi::agree(comm, [&] {

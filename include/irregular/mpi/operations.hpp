@@ -105,6 +105,66 @@ std::vector<T> all_gather_raw(const boost::mpi::communicator& comm, std::span<co
   return all;
 }
 
+namespace detail {
+/// Byte counts and displacements of `counts` values of sizeof(T) bytes each.
+template <class T>
+void byte_layout(std::span<const int> counts, std::vector<int>& bytes, std::vector<int>& displ) {
+  bytes.resize(counts.size());
+  displ.assign(counts.size(), 0);
+  std::size_t at = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    displ[r] = bytes_as_int(at);
+    bytes[r] = bytes_as_int(static_cast<std::size_t>(counts[r]) * sizeof(T));
+    at += static_cast<std::size_t>(bytes[r]);
+  }
+  (void)bytes_as_int(at);
+}
+}  // namespace detail
+
+/// Rank `root` receives every rank's `mine` (trivially copyable values) into `all`, in rank
+/// order; `counts` (read at the root only) holds each rank's number of values. One MPI_Gatherv:
+/// empty arrays are fine (Boost.MPI's gatherv reads a value of each buffer for its type, so an
+/// empty one would be read past its end). Collective over comm.
+template <class T>
+void gatherv_raw(const boost::mpi::communicator& comm, std::span<const T> mine, std::span<T> all,
+                 std::span<const int> counts, int root) {
+  static_assert(std::is_trivially_copyable_v<T>, "irregular::mpi::gatherv_raw: raw values");
+  std::vector<int> bytes, displ;
+  if (comm.rank() == root) detail::byte_layout<T>(counts, bytes, displ);
+  BOOST_MPI_CHECK_RESULT(
+      MPI_Gatherv, (mine.data(), detail::bytes_as_int(mine.size_bytes()), MPI_BYTE, all.data(),
+                    bytes.data(), displ.data(), MPI_BYTE, root, MPI_Comm(comm)));
+}
+
+/// gatherv_raw when the root does not know the counts: one gather of counts first. Returns
+/// the values at the root (`counts` gets each rank's number), an empty vector elsewhere.
+template <class T>
+std::vector<T> gather_raw(const boost::mpi::communicator& comm, std::span<const T> mine, int root,
+                          std::vector<int>& counts) {
+  const int n = detail::bytes_as_int(mine.size());
+  counts.assign(comm.rank() == root ? static_cast<std::size_t>(comm.size()) : 0, 0);
+  BOOST_MPI_CHECK_RESULT(MPI_Gather,
+                         (&n, 1, MPI_INT, counts.data(), 1, MPI_INT, root, MPI_Comm(comm)));
+  std::size_t total = 0;
+  for (int c : counts) total += static_cast<std::size_t>(c);
+  std::vector<T> all(total);
+  gatherv_raw(comm, mine, std::span<T>(all), std::span<const int>(counts), root);
+  return all;
+}
+
+/// Every rank receives every rank's `mine` into `all`, in rank order, `counts[r]` values from
+/// rank r (known everywhere). One MPI_Allgatherv; empty arrays are fine. Collective over comm.
+template <class T>
+void all_gatherv_raw(const boost::mpi::communicator& comm, std::span<const T> mine,
+                     std::span<T> all, std::span<const int> counts) {
+  static_assert(std::is_trivially_copyable_v<T>, "irregular::mpi::all_gatherv_raw: raw values");
+  std::vector<int> bytes, displ;
+  detail::byte_layout<T>(counts, bytes, displ);
+  BOOST_MPI_CHECK_RESULT(
+      MPI_Allgatherv, (mine.data(), detail::bytes_as_int(mine.size_bytes()), MPI_BYTE, all.data(),
+                       bytes.data(), displ.data(), MPI_BYTE, MPI_Comm(comm)));
+}
+
 /// One trivially copyable value sent as its bytes: one message and no archive, where Boost.MPI
 /// would serialize a struct (and every translation unit would instantiate the archive code).
 template <class T>

@@ -309,24 +309,13 @@ struct BlockingChain {
         win.push_back(std::bit_cast<double>(static_cast<std::uint64_t>(first_global + x)));
         win.push_back(v);
       });
-    std::vector<int> sizes, displs;
-    // Boost.MPI reads the first value for its datatype even when there is none: a rank without
-    // windows passes a dummy (0 values of it are sent).
-    const double none = 0;
-    const double* in = win.empty() ? &none : win.data();
-    const int n = static_cast<int>(win.size());
+    std::vector<int> sizes;
     if (rank == 0) {
       all_win.resize(2 * total);
-      int at = 0;
-      for (auto c : recv) {
-        sizes.push_back(static_cast<int>(c));
-        displs.push_back(at);
-        at += static_cast<int>(c);
-      }
-      boost::mpi::gatherv(comm, in, n, all_win.data(), sizes, displs, 0);
-    } else {
-      boost::mpi::gatherv(comm, in, n, 0);
+      for (auto c : recv) sizes.push_back(static_cast<int>(c));
     }
+    irregular::mpi::gatherv_raw(comm, std::span<const double>(win), std::span<double>(all_win),
+                                std::span<const int>(sizes), 0);
     count.collective(win.size() * sizeof(double), rank == 0 ? all_win.size() * sizeof(double) : 0);
     return all_win;
   }

@@ -13,6 +13,7 @@
 #include <irregular/distributed/maps/row_map.hpp>
 #include <irregular/distributed/partitioners/partitioner.hpp>
 #include <irregular/mpi/collective_error.hpp>
+#include <irregular/mpi/operations.hpp>
 #include <irregular/rows/bound.hpp>
 #include <irregular/rows/cuts.hpp>
 #include <irregular/rows/cuts_check.hpp>
@@ -20,7 +21,6 @@
 #include <irregular/rows/tradeoff.hpp>
 
 #include <boost/mpi/collectives.hpp>
-#include <boost/mpi/collectives/all_gatherv.hpp>
 
 #include <algorithm>
 #include <climits>
@@ -250,11 +250,8 @@ struct BoundedNeighbours {
     // Rounding may disagree with the gathered sums by an ulp: keep exactly ReceiveCuts[me].
     list.resize(static_cast<std::size_t>(receive[me]), hi);
     std::vector<std::uint64_t> out(list.begin(), list.end()), all(holders.size());
-    // Boost.MPI reads the first value for its datatype even when there is none: empty arrays
-    // pass a dummy (0 values of it move).
-    std::uint64_t none = 0;
-    boost::mpi::all_gatherv(comm, out.empty() ? &none : out.data(),
-                            all.empty() ? &none : all.data(), receive);
+    mpi::all_gatherv_raw(comm, std::span<const std::uint64_t>(out), std::span<std::uint64_t>(all),
+                         std::span<const int>(receive));
     for (std::size_t k = 0; k < all.size(); ++k) cuts[k + 1] = static_cast<std::size_t>(all[k]);
     for (std::size_t k = 1; k < np; ++k)
       cuts[k] = std::max(cuts[k], cuts[k - 1]);  // monotone after rounding
