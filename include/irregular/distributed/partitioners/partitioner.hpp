@@ -35,8 +35,8 @@ struct LeafChain {
 ///  - `p.check<C>(parts)`: throws irregular::invalid_argument when its options cannot work
 ///    (an unknown algorithm, a grid too large); called when a domain is constructed;
 ///  - `p.partition<C>(comm, chain, current)`: the next map, identical on every rank;
-///    `current` is the map in force (nullptr on the first partition of a build; never nullptr
-///    when the chain carries capacities). Collective.
+///    `current` is the map in force (nullptr on the first partition of a build, whose shares are
+///    sorted, and when ByName hands the SFC family a sorted copy of the chain). Collective.
 /// The policy is the only door to a new map: the domains never cut the chain themselves.
 template <class P, class C>
 concept Partitioner = SpaceFillingCurve<C> && std::copy_constructible<P> && requires {

@@ -9,6 +9,7 @@
 #include <irregular/distributed/maps/ownership_map.hpp>
 #include <irregular/distributed/maps/segment_map.hpp>
 #include <irregular/distributed/partitioners/bounded_neighbours.hpp>
+#include <irregular/distributed/partitioners/detail/ordered_chain.hpp>
 #include <irregular/distributed/partitioners/partitioner.hpp>
 #include <irregular/distributed/partitioners/rectangular.hpp>
 #include <irregular/distributed/partitioners/sfc_blocking.hpp>
@@ -242,13 +243,25 @@ struct ByName {
     std::visit([&](const auto& p) { p.template check<C>(parts); }, by_name<C>());
   }
 
-  /// Collective over comm.
+  /// The SFC family cuts the chain in curve order: under a map whose parts are not curve
+  /// segments (rectangles, rows) it cuts a sorted copy of (start, level, load) instead, so its
+  /// map is the one the same leaves give from an SFC start. Collective over comm.
   template <SpaceFillingCurve C>
   AnyOwnershipMap<C> partition(const boost::mpi::communicator& comm, const LeafChain<C>& chain,
                                const AnyOwnershipMap<C>* current) const {
     return std::visit(
         [&](const auto& p) -> AnyOwnershipMap<C> {
-          using M = typename std::remove_cvref_t<decltype(p)>::template map_type<C>;
+          using P = std::remove_cvref_t<decltype(p)>;
+          using M = typename P::template map_type<C>;
+          // The kind of the replicated map decides: every rank takes the same path.
+          if constexpr (std::is_same_v<P, SfcBlocking>)
+            if (!irregular::detail::in_rank_order(current)) {
+              const irregular::detail::OrderedChain<C> sorted(comm, chain.leaves, chain.loads,
+                                                              irregular::detail::ordered_chain_tag);
+              return AnyOwnershipMap<C>(p.template partition<C>(
+                  comm, LeafChain<C>{sorted.leaves, sorted.loads, chain.capacities, chain.traffic},
+                  nullptr));
+            }
           const M* cur = current ? current->template get_if<M>() : nullptr;
           return AnyOwnershipMap<C>(p.template partition<C>(comm, chain, cur));
         },

@@ -3,12 +3,12 @@
 // segment starts become the splitters of a SegmentMap.
 #pragma once
 
-#include <irregular/core/assert.hpp>
 #include <irregular/core/concepts.hpp>
 #include <irregular/distributed/maps/segment_map.hpp>
 #include <irregular/distributed/partitioners/blocking_cut.hpp>
 #include <irregular/distributed/partitioners/capacity_cut.hpp>
 #include <irregular/distributed/partitioners/detail/cut_support.hpp>
+#include <irregular/distributed/partitioners/detail/ordered_chain.hpp>
 #include <irregular/distributed/partitioners/partitioner.hpp>
 
 #include <boost/mpi/collectives.hpp>
@@ -46,7 +46,8 @@ struct SfcBlocking {
       throw invalid_argument("irregular::partitioner::SfcBlocking: need at least one part");
   }
 
-  /// Precondition: the ranks' chains lie in rank order (a contiguous map, or a sorted build).
+  /// Precondition: the ranks' chains lie in rank order: `current` is the segment map in force,
+  /// or nullptr for sorted shares without a map (a build, or a chain ByName sorted).
   /// Collective over comm.
   /// With capacities, the optimal capacity-proportional cut (capacity_cut.hpp).
   template <SpaceFillingCurve C>
@@ -54,8 +55,10 @@ struct SfcBlocking {
                           const SegmentMap<C>* current) const {
     using I = typename C::index_type;
     if (!chain.capacities.empty()) {
-      IRREGULAR_ASSERT(current != nullptr);
-      return capacity_cut(comm, *current, chain.leaves, chain.loads, chain.capacities).map();
+      // capacity_cut names a cut at the end of a rank's share by the next share's start.
+      const SegmentMap<C> shares =
+          current ? *current : irregular::detail::shares_map(comm, chain.leaves);
+      return capacity_cut(comm, shares, chain.leaves, chain.loads, chain.capacities).map();
     }
     const auto cuts = blocking_partition(comm, chain.loads, cut, nullptr, max_gathered);
     // Separators are global leaf positions; the one rank holding leaf s names its start.
