@@ -404,6 +404,9 @@ class DomainCore {
       if (saved_comm) comm_ = std::move(*saved_comm);
       throw;
     }
+    // Informed fault prevention's cache names its partners by rank: under the new numbering
+    // every rank forgets it (a failed remap kept the old numbering, and the cache with it).
+    if (saved_comm) ghosts_.extension().forget();
   }
 
   // ---- the partitioner advisor (distributed/advisor) --------------------------------------

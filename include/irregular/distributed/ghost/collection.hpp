@@ -46,7 +46,8 @@ struct GhostOptions {
 /// The cached outcome of the replicated-H-Tree extension phase of informed fault prevention
 /// (§3.3): which boundary leaves this rank told each partner about, and which reader leaves each
 /// partner told this rank about. Kept across collections until the tree or the map changes;
-/// then only the difference travels (creations and invalidations).
+/// then only the difference travels (creations and invalidations). It serves one communicator
+/// and its numbering of the ranks: forget() it on every rank when the ranks are renumbered.
 template <SpaceFillingCurve C>
 struct ExtensionCache {
   /// A leaf named by its start and level.
@@ -70,6 +71,14 @@ struct ExtensionCache {
     for (const auto& o : S::offsets)
       if (!std::binary_search(offsets.begin(), offsets.end(), Offset(o))) return false;
     return true;
+  }
+  /// Forgets what was told and heard. Partners are named by rank, so a new numbering of the
+  /// ranks (a rebalance's chain order) would make them another process's. Every rank of the
+  /// communicator forgets together: what one rank told, its partner heard.
+  void forget() {
+    told.clear();
+    heard.clear();
+    valid = false;
   }
   /// Records that the cache was just made under S for reader `levels` at generation `g`.
   template <Stencil S>
