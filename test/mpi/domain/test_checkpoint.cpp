@@ -82,8 +82,9 @@ D built(const mpi::communicator& c, const std::vector<E>& all, std::size_t k) {
   return d;
 }
 double init_value(const irr::Cell<2>& c) { return c.anchor[0] * 1000.0 + c.anchor[1] + 0.25; }
-Grid grid(const mpi::communicator& c) {
-  Grid g(c, irr::Box<2>{{0, 0}, {2, 1}}, 4, init_value);
+template <class G = Grid>
+G grid(const mpi::communicator& c) {
+  G g(c, irr::Box<2>{{0, 0}, {2, 1}}, 4, init_value);
   for (std::size_t i = 0; i < g.local_leaf_count(); ++i)
     if (g.cell(i).anchor[0] < 5 && g.cell(i).anchor[1] < 6) g.mark(i, irr::Mark::refine);
   g.adapt([](const double& v,
@@ -92,19 +93,38 @@ Grid grid(const mpi::communicator& c) {
   return g;
 }
 
-// Tree and values of a domain, comparable across rank counts (sorted by start).
+// Every leaf as (start's high word, start's low word, level, count), in rank order: curve
+// order only under a map with the range property.
+template <class D>
+std::vector<std::array<std::uint64_t, 4>> leaves_in_rank_order(const D& d) {
+  const auto& t = d.local_tree();
+  std::vector<std::uint64_t> mine;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const auto s = t.starts()[i];
+    std::uint64_t hi = 0;
+    if constexpr (sizeof(s) > 8) hi = static_cast<std::uint64_t>(s >> 64);
+    mine.insert(mine.end(), {hi, static_cast<std::uint64_t>(s),
+                             static_cast<std::uint64_t>(t.levels()[i]), t.counts()[i]});
+  }
+  std::vector<std::vector<std::uint64_t>> all;
+  mpi::all_gather(d.comm(), mine, all);
+  std::vector<std::array<std::uint64_t, 4>> out;
+  for (const auto& r : all)
+    for (std::size_t i = 0; i < r.size(); i += 4)
+      out.push_back({r[i], r[i + 1], r[i + 2], r[i + 3]});
+  return out;
+}
+
+// Tree and values of a domain, comparable across rank counts and maps (sorted by start).
 struct Content {
-  std::vector<std::uint64_t> leaves;  // start, level, count
+  std::vector<std::array<std::uint64_t, 4>> leaves;  // start (2 words), level, count
   std::array<std::uint64_t, 3> values;
   bool operator==(const Content&) const = default;
 };
 template <class D>
 Content content(const D& d) {
-  const auto g = gather_leaves(d);
-  Content c;
-  for (std::size_t i = 0; i < g.starts.size(); ++i)
-    c.leaves.insert(c.leaves.end(), {static_cast<std::uint64_t>(g.starts[i]),
-                                     static_cast<std::uint64_t>(g.levels[i]), g.counts[i]});
+  Content c{leaves_in_rank_order(d), {}};
+  std::sort(c.leaves.begin(), c.leaves.end());
   if constexpr (requires { d.local_elements(); }) {
     c.values = global_checksum(d.comm(), local_checksum(d));
   } else {  // data with their leaf's start, so values cannot swap leaves unnoticed
@@ -220,7 +240,7 @@ TEST_CASE("a checkpoint loads on other rank counts with the saved tree and value
   const auto info = irr::read_checkpoint_info(group, path + ".g");  // options before a load
   CHECK(info.user.empty());
   CHECK(info.header.hi[0] == 2.0);
-  CHECK(info.header.leaf_count == cg.leaves.size() / 3);
+  CHECK(info.header.leaf_count == cg.leaves.size());
   // Compared on the loading group, against what the whole run saved.
   CHECK(content(d2) == cd);
   CHECK(content(t2) == ct);
@@ -235,6 +255,81 @@ TEST_CASE("a checkpoint loads on other rank counts with the saved tree and value
   d2.move_elements([](Particle& p) { p.position[0] = 1.0 - p.position[0]; });
   CHECK(d2.global_element_count() == 2500);
   w.barrier();
+}
+
+namespace {
+// Domains whose map is any partitioner's (apply_map takes a rectangle or row map).
+using MapDom = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, irr::curve::Hilbert<2>,
+                                    irr::load::ElementCount, irr::partitioner::ByName>;
+using MapTagged = irr::IrregularDomain<Tagged, irr::stencil::Moore<2>, irr::curve::Morton<2>,
+                                       irr::load::Constant, irr::partitioner::ByName>;
+using MapGrid = irr::CellDomain<double, irr::stencil::VonNeumann<2>, irr::curve::Morton<2>,
+                                irr::load::Constant, irr::partitioner::ByName>;
+// Curve indices of 128 bits: leaf starts have both words.
+using MapDeep =
+    irr::IrregularDomain<Particle3, irr::stencil::Moore<3>, irr::curve::Hilbert<3, irr::uint128_t>,
+                         irr::load::Constant, irr::partitioner::ByName>;
+
+// Saves `d` under each of the maps `names` give (the SFC map first): the files must be the same
+// bytes, and each loads at p ranks and, at once, on two groups of q and p - q ranks, to the
+// saved tree and values. Returns whether some map held leaves out of curve order in rank order
+// (else the case would not test the reordering).
+template <class D, class Load>
+bool same_file_under_every_map(const mpi::communicator& w, D& d, const std::string& path,
+                               const std::vector<std::string>& names, Load&& load) {
+  const auto saved = content(d);
+  const auto cmp = d.compare_partitioners(names);
+  const int q = w.size() == 1 ? 1 : w.size() - 1;
+  auto group = w.split(w.rank() < q ? 0 : 1);
+  bool scattered = false;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    CAPTURE(names[k], w.size());
+    d.apply_map(cmp.maps[k]);
+    REQUIRE(content(d) == saved);
+    const auto in_rank_order = leaves_in_rank_order(d);
+    scattered = scattered || !std::is_sorted(in_rank_order.begin(), in_rank_order.end());
+    const auto file = path + "." + names[k];
+    d.save(file, {.type_tag = "maps", .user = "u", .block_bytes = 256});
+    CHECK(content(load(w, file)) == saved);
+    CHECK(content(load(group, file)) == saved);
+    int same_bytes = 0;  // judged by rank 0, required on every rank (a failure cannot hang)
+    if (w.rank() == 0)
+      same_bytes = ck::inspect(file).ok() && bytes_of(file) == bytes_of(path + "." + names[0]);
+    mpi::broadcast(w, same_bytes, 0);
+    REQUIRE(same_bytes == 1);
+  }
+  return scattered;
+}
+}  // namespace
+
+TEST_CASE("a checkpoint's bytes do not depend on the map: segments, rectangles, rows",
+          "[checkpoint][maps]") {
+  mpi::communicator w;
+  const auto path = scratch(w, "maps");
+  auto d = built<MapDom>(w, particles(600), 6);
+  auto t = built<MapTagged>(w, tagged(300), 5);
+  auto g = grid<MapGrid>(w);
+  MapDeep deep(w, irr::Box<3>{{0, 0, 0}, {1, 1, 1}}, irr::refine::max_elements(4));
+  insert_and_build(deep, clustered<3>(400, 5), 1);
+  const irr::LoadOptions opt{.type_tag = "maps"};
+  const std::vector<std::string> names{"SFC", "HIER-RB", "BN-2"};
+  const bool sd = same_file_under_every_map(w, d, path + ".p", names, [&](auto& c, auto& f) {
+    return MapDom::load(c, f, irr::refine::max_elements(6), {}, opt);
+  });
+  const bool st = same_file_under_every_map(w, t, path + ".t", names, [&](auto& c, auto& f) {
+    return MapTagged::load(c, f, irr::refine::max_elements(5), {}, opt);
+  });
+  const bool sg = same_file_under_every_map(
+      w, g, path + ".g", names, [&](auto& c, auto& f) { return MapGrid::load(c, f, {}, opt); });
+  const bool s3 = same_file_under_every_map(
+      w, deep, path + ".3", {"SFC", "HIER-RB", "JAG-M-HEUR"},
+      [&](auto& c, auto& f) { return MapDeep::load(c, f, irr::refine::max_elements(4), {}, opt); });
+  if (w.size() > 1) {  // the maps held leaves out of curve order: the save had to reorder them
+    CHECK(sd);
+    CHECK(st);
+    CHECK(sg);
+    CHECK(s3);
+  }
 }
 
 TEST_CASE("stored measured loads decide the partition of a load", "[checkpoint]") {
@@ -407,7 +502,8 @@ TEST_CASE("one rank failing during a save changes nothing: no file, the old chec
           "[checkpoint]") {
   mpi::communicator w;
   const auto path = scratch(w, "one-fails");
-  using FragileDom = irr::IrregularDomain<Fragile, irr::stencil::Moore<2>, irr::curve::Hilbert<2>>;
+  using FragileDom = irr::IrregularDomain<Fragile, irr::stencil::Moore<2>, irr::curve::Hilbert<2>,
+                                          irr::load::Constant, irr::partitioner::ByName>;
   FragileDom d(w, irr::Box<2>{{0, 0}, {1, 1}}, irr::refine::max_elements(8));
   std::vector<Fragile> mine;
   for (const auto& p : particles(400))
@@ -415,6 +511,10 @@ TEST_CASE("one rank failing during a save changes nothing: no file, the old chec
       mine.push_back({p.position, p.id, p.id == 123 ? "bad" : "ok"});
   d.insert(mine);
   d.build();
+  // Under a rectangle map the save stages its sections into curve order first.
+  const std::string map = GENERATE(as<std::string>(), "SFC", "HIER-RB");
+  CAPTURE(map);
+  d.apply_map(d.compare_partitioners({map}).maps[0]);
   d.save(path, {.type_tag = "fragile"});
   const auto old = w.rank() == 0 ? bytes_of(path) : std::vector<char>{};
   int holder = 0;  // the rank that holds element 123 throws
@@ -619,10 +719,11 @@ std::string verdict(const mpi::communicator& w, int k, Load&& load) {
       auto d = load(g);
       const auto c = content(d);
       std::uint64_t tree = 1469598103934665603ull;
-      for (auto x : c.leaves) tree = (tree ^ x) * 1099511628211ull;
-      v = "accepted " + std::to_string(c.leaves.size() / 3) + " leaves, tree " +
-          std::to_string(tree) + ", values " + std::to_string(c.values[0]) + " " +
-          std::to_string(c.values[1]) + " " + std::to_string(c.values[2]);
+      for (const auto& l : c.leaves)
+        for (auto x : l) tree = (tree ^ x) * 1099511628211ull;
+      v = "accepted " + std::to_string(c.leaves.size()) + " leaves, tree " + std::to_string(tree) +
+          ", values " + std::to_string(c.values[0]) + " " + std::to_string(c.values[1]) + " " +
+          std::to_string(c.values[2]);
       if (!keys_in_order(d)) v = "KEYS OUT OF ORDER " + v;
     } catch (const irr::checkpoint_error& e) {
       const std::string what = e.what(), sec = e.section();

@@ -10,6 +10,7 @@
 #include <irregular/checkpoint/format.hpp>
 #include <irregular/core/error.hpp>
 #include <irregular/mpi/file.hpp>
+#include <irregular/mpi/operations.hpp>
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
@@ -150,21 +151,7 @@ inline std::vector<std::uint64_t> write_section(mpi::File& file,
 inline std::vector<std::uint64_t> gather_table(const boost::mpi::communicator& comm,
                                                const std::vector<std::uint64_t>& mine) {
   std::vector<int> sizes;
-  boost::mpi::gather(comm, static_cast<int>(mine.size()), sizes, 0);
-  std::vector<std::uint64_t> table;
-  // Boost.MPI dereferences the buffers for their MPI type: never pass a null one.
-  const std::uint64_t none = 0;
-  const std::uint64_t* in = mine.empty() ? &none : mine.data();
-  if (comm.rank() == 0) {
-    std::size_t n = 0;
-    for (int k : sizes) n += static_cast<std::size_t>(k);
-    table.resize(n + 1);
-    boost::mpi::gatherv(comm, in, static_cast<int>(mine.size()), table.data(), sizes, 0);
-    table.pop_back();
-  } else {
-    boost::mpi::gatherv(comm, in, static_cast<int>(mine.size()), 0);
-  }
-  return table;
+  return mpi::gather_raw(comm, std::span<const std::uint64_t>(mine), 0, sizes);
 }
 
 /// Checks a section's whole table of block checksums against the header (one rank does this:

@@ -1,5 +1,6 @@
 // Checkpoint and restart of a domain (both fronts): save writes one MPI-IO file whose bytes do
-// not depend on the number of ranks that wrote it (checkpoint/format.hpp); load
+// not depend on the number of ranks that wrote it nor on the map (checkpoint/format.hpp; under a
+// map without the range property the sections are staged into curve order, curve_order.hpp); load
 // (checkpoint_load.hpp) reads it on any number of ranks. Crash-safe: the file is written under a
 // temporary name in the same directory, synced, then renamed over the previous checkpoint.
 #pragma once
@@ -7,6 +8,7 @@
 #include <irregular/checkpoint/checksum.hpp>
 #include <irregular/checkpoint/format.hpp>
 #include <irregular/core/error.hpp>
+#include <irregular/distributed/checkpoint/curve_order.hpp>
 #include <irregular/distributed/checkpoint/sections.hpp>
 #include <irregular/distributed/domain/checkpoint_load.hpp>
 #include <irregular/distributed/ghost/store.hpp>
@@ -265,27 +267,62 @@ void save_core(Core& core, const std::string& path, checkpoint::Kind kind, const
                                                          first_byte, encoded);
   });
 
-  // 2. Shares and counts: one prefix sum per section.
-  const auto record_shares = ck::SectionShares::of(comm, records.size());
+  // 2. The leaf records, each with its first record byte in the file (`record_base(i)`).
   const std::uint64_t rec = h.leaf_record_bytes();
   std::vector<std::byte> leaf_bytes(leaves.size() * rec);
-  for (std::size_t i = 0; i < leaves.size(); ++i) {
-    ck::detail::Writer w(std::span<std::byte>(leaf_bytes).subspan(i * rec, rec),
-                         ck::detail::write_foreign_order);
-    const I s = leaves.starts()[i];
-    if constexpr (sizeof(I) == 16) {
-      w.put(static_cast<std::uint64_t>(s));
-      w.put(static_cast<std::uint64_t>(s >> 64));
-    } else {
-      w.put(static_cast<std::uint64_t>(s));
+  const auto write_leaves = [&](auto&& record_base) {
+    for (std::size_t i = 0; i < leaves.size(); ++i) {
+      ck::detail::Writer w(std::span<std::byte>(leaf_bytes).subspan(i * rec, rec),
+                           ck::detail::write_foreign_order);
+      const I s = leaves.starts()[i];
+      if constexpr (sizeof(I) == 16) {
+        w.put(static_cast<std::uint64_t>(s));
+        w.put(static_cast<std::uint64_t>(s >> 64));
+      } else {
+        w.put(static_cast<std::uint64_t>(s));
+      }
+      w.put(static_cast<std::uint8_t>(leaves.levels()[i]));
+      if (elements) w.put(static_cast<std::uint64_t>(payload.offsets[i + 1] - payload.offsets[i]));
+      if (h.has_loads) w.put(core.loads_.values()[i]);
+      if (!raw_records<T>) w.put(record_base(i));
     }
-    w.put(static_cast<std::uint8_t>(leaves.levels()[i]));
-    if (elements) w.put(static_cast<std::uint64_t>(payload.offsets[i + 1] - payload.offsets[i]));
-    if (h.has_loads) w.put(core.loads_.values()[i]);
-    if (!raw_records<T>) w.put(record_shares.begin[me] + first_byte[i]);
+  };
+  // The file is in curve order. When rank order is curve order (a map with the range property),
+  // each rank writes its own leaves and records at one prefix sum per section; otherwise the
+  // sections are staged into curve order first (checkpoint/curve_order.hpp).
+  const bool any = !leaves.empty();
+  const bool in_rank_order =
+      ck::rank_order_is_curve_order(comm, any, ck::key_words(any ? leaves.start(0) : I{}),
+                                    ck::key_words(any ? leaves.start(leaves.size() - 1) : I{}));
+  std::optional<ck::StagedSections> staged;
+  std::optional<ck::SectionShares> record_shares, leaf_shares;
+  if (in_rank_order) {
+    record_shares = ck::SectionShares::of(comm, records.size());
+    write_leaves([&](std::size_t i) { return record_shares->begin[me] + first_byte[i]; });
+    leaf_shares = ck::SectionShares::of(comm, leaf_bytes.size());
+  } else {
+    const auto runs = ck::curve_runs<I>(leaves);
+    const std::size_t n = runs.start.size();
+    std::vector<ck::KeyWords> keys(n);
+    std::vector<std::uint64_t> counts(n), bytes(n), run_byte(n + 1, first_byte[leaves.size()]);
+    for (std::size_t k = 0; k < n; ++k) {
+      keys[k] = ck::key_words(runs.start[k]);
+      counts[k] = runs.first_leaf[k + 1] - runs.first_leaf[k];
+      run_byte[k] = first_byte[runs.first_leaf[k]];
+      bytes[k] = first_byte[runs.first_leaf[k + 1]] - run_byte[k];
+    }
+    const auto buckets = ck::run_buckets<I>(comm, runs.start, irregular::detail::index_end<C>());
+    const auto places = ck::place_runs(comm, keys, counts, bytes, buckets, Core::tag_checkpoint);
+    for (std::size_t k = 0; k < n; ++k)  // each record's place: its run's, plus its offset in it
+      for (std::size_t i = runs.first_leaf[k]; i < runs.first_leaf[k + 1]; ++i)
+        first_byte[i] += places.byte[k] - run_byte[k];
+    write_leaves([&](std::size_t i) { return first_byte[i]; });
+    staged = ck::stage_in_curve_order(comm, runs.first_leaf, run_byte, places, leaf_bytes, rec,
+                                      records, Core::tag_checkpoint);
+    leaf_shares = staged->leaf_shares;
+    record_shares = staged->record_shares;
   }
-  const auto leaf_shares = ck::SectionShares::of(comm, leaf_bytes.size());
-  h.leaf_count = leaf_shares.total() / rec;
+  h.leaf_count = leaf_shares->total() / rec;
   h.record_count = 0;
   {
     const std::uint64_t mine = payload.values.size();
@@ -293,12 +330,13 @@ void save_core(Core& core, const std::string& path, checkpoint::Kind kind, const
   }
   std::string user = opt.user;
   boost::mpi::broadcast(comm, user, 0);
-  h.place(leaf_shares.total(), record_shares.total(), user.size());
+  h.place(leaf_shares->total(), record_shares->total(), user.size());
 
   // 3. A temporary file next to the target, synced, then renamed over it (write_file).
   const auto user_shares = ck::SectionShares::of(comm, me == 0 ? user.size() : 0);
-  write_file(comm, path, h, {&leaf_shares, &record_shares, &user_shares},
-             {std::span<const std::byte>(leaf_bytes), records,
+  write_file(comm, path, h, {&*leaf_shares, &*record_shares, &user_shares},
+             {staged ? std::span<const std::byte>(staged->leaves) : leaf_bytes,
+              staged ? std::span<const std::byte>(staged->records) : records,
               me == 0 ? std::as_bytes(std::span<const char>(user)) : std::span<const std::byte>()},
              Core::tag_checkpoint);
 }
