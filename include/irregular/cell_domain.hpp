@@ -11,6 +11,7 @@
 #include <irregular/core/error.hpp>
 #include <irregular/curve/interval.hpp>
 #include <irregular/distributed/advisor/dry_run.hpp>
+#include <irregular/distributed/domain/cell_adapt.hpp>
 #include <irregular/distributed/domain/cell_store.hpp>
 #include <irregular/distributed/domain/checkpoint.hpp>
 #include <irregular/distributed/domain/core.hpp>
@@ -341,11 +342,24 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
     std::uint64_t here = made.split_count, any = 0;
     boost::mpi::all_reduce(core_.comm_.get(), here, any, boost::mpi::maximum<std::uint64_t>());
     if (any == 0) return 0;
-    if (!next)
-      next = prepare(b.starts, b.levels);  // nothing split here: the metric of the same leaves
+    // Nothing split here but elsewhere: the metric of the same leaves, agreed like the rest.
+    mpi::agree(core_.comm_.get(), [&] {
+      if (!next) next = prepare(b.starts, b.levels);
+    });
+    const int change = detail::tree_change(core_, next->leaves);
+    std::optional<std::pair<typename Core::Saved, std::vector<Mark>>> saved;
+    if (detail::placing_can_fail<Core>(change)) saved.emplace(core_.snapshot(), marks_);
     auto data = detail::assemble_data<C>(core_.leaves_.starts(), core_.leaves_.levels(),
                                          core_.store_.data, b, made.fresh);
     commit(std::move(*next), std::move(data));
+    try {
+      detail::place_changed(core_, change, false);
+    } catch (const collective_error&) {
+      if (!saved) throw;
+      core_.restore(std::move(saved->first));
+      marks_ = std::move(saved->second);
+      throw;
+    }
     return made.split_count;
   }
 
@@ -497,7 +511,8 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
         core_.comm_.rank());
     return p;
   }
-  /// The tree after adapt or balance: new leaves and data in curve order; the map still holds them.
+  /// The tree after adapt or balance: new leaves and data in curve order (detail::place_changed
+  /// then makes the map hold them).
   void commit(Prepared&& p, detail::store_vector<Data> data) {
     core_.leaves_ = std::move(p.leaves);
     core_.loads_ = std::move(p.loads);
@@ -529,7 +544,8 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
         pending ? std::optional<std::string>("irregular::CellDomain::adapt: " + *pending +
                                              " (rank " + std::to_string(core_.comm_.rank()) + ")")
                 : std::nullopt);
-    auto saved = hold_families();  // a snapshot when families moved
+    auto saved = detail::hold_families(core_, marks_);  // a snapshot when families moved
+    const bool moved = saved.has_value();
     try {
       AdaptStats stats;
       typename LocalLeaves<C>::starts_type starts;  // become the leaves' arrays
@@ -559,38 +575,16 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
             });
         return prepare(starts, levels);
       });
+      const int change = detail::tree_change(core_, next.leaves);
+      if (!saved && detail::placing_can_fail<Core>(change)) saved = core_.snapshot();
       detail::assemble_adapted(std::span<Data>(core_.store_.data), sources, data);
       commit(std::move(next), std::move(data));
+      detail::place_changed(core_, change, moved);
       return stats;
     } catch (const collective_error&) {
       if (saved) core_.restore(std::move(*saved));
       throw;
     }
-  }
-
-  /// Families that a part boundary cuts and that adapt merges move whole to one rank (the map
-  /// holds their parents whole), so adapt can merge them locally; families whose marks adapt
-  /// ignores stay where they are. Returns the state before, when anything moved, for adapt to
-  /// restore if it fails.
-  std::optional<typename Core::Saved> hold_families() {
-    const auto cells = detail::merged_cut_families<C>(
-        core_.comm_.get(), core_.map_, core_.leaves_.starts(), core_.leaves_.levels(),
-        std::span<const Mark>(marks_), Core::tag_families);
-    if (cells.empty()) return std::nullopt;
-    auto saved = core_.snapshot();
-    // Marks travel with their leaves as the payload.
-    std::vector<double> marks(core_.leaves_.size());
-    for (std::size_t i = 0; i < core_.leaves_.size(); ++i)
-      marks[i] = static_cast<double>(marks_[i]);
-    core_.migration_ = {};
-    core_.map_ = core_.store_.move(
-        core_.comm_.get(), core_.map_.hold_whole(std::span<const Cell<dim>>(cells)), core_.leaves_,
-        marks, Core::tag_families, core_.migration_, false, nullptr);
-    core_.finish_counters();
-    marks_.resize(core_.leaves_.size());
-    for (std::size_t i = 0; i < core_.leaves_.size(); ++i)
-      marks_[i] = static_cast<Mark>(static_cast<int>(marks[i]));
-    return saved;
   }
 
   Core core_;

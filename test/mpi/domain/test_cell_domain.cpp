@@ -2,20 +2,29 @@
 // coarsening of families (also across ranks), distributed 2:1 balance (face and full, periodic)
 // equal to CellTree::balance, p4est's quadrant count for its circle mesh, data conserved through
 // every remap, ghost data, adjacency, and agreed failures with the domain unchanged. An adapt
-// moves only the cut families it merges (also at 5 ranks: test/mpi/domain/meson.build).
+// moves only the cut families it merges (also at 5 ranks: test/mpi/domain/meson.build). Under
+// grid maps, leaves held whole across parts stay placed by the map through merges and splits.
 #include <irregular/cell_domain.hpp>
 #include <irregular/curve/hilbert.hpp>
 #include <irregular/curve/morton.hpp>
+#include <irregular/distributed/maps/rectangle_map.hpp>
+#include <irregular/distributed/maps/row_map.hpp>
+#include <irregular/distributed/partitioners/bounded_neighbours.hpp>
 #include <irregular/distributed/partitioners/rectangular.hpp>
+#include <irregular/rect/partition.hpp>
 
+#include <boost/archive/binary_oarchive.hpp>
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
+#include <boost/serialization/string.hpp>
 
 #include <algorithm>
+#include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -698,4 +707,395 @@ TEST_CASE("hold_level: no cut falls inside a cell of that level, through creatio
   // A hold level beyond the curve's max_level fails every rank.
   opt.hold_level = Curve::max_level + 1;
   REQUIRE_THROWS_AS(Domain(w, irr::Box<2>{{0, 0}, {1, 1}}, 2, init, opt), irr::collective_error);
+}
+
+namespace {
+
+// Grid maps made by hand over the grid of level 4 (16 x 16 cells), cut at odd grid positions so
+// that leaves coarser than the grid straddle parts: stripes of columns for a rectangle map,
+// row-major runs for a row map (placed so that at 2 to 7 ranks some family on one rank has a
+// parent that straddles a cut). Their answers are the test's oracle.
+constexpr int grid = 4;
+constexpr std::uint64_t side = 16;
+struct GridOracle {
+  bool rows = false;                                // row-major runs, else column stripes
+  std::vector<std::uint64_t> cuts;                  // p + 1 positions (columns, or row-major cells)
+  int of(std::uint64_t x, std::uint64_t y) const {  // the rank of grid cell (column x, row y)
+    const std::uint64_t at = rows ? y * side + x : x;
+    return static_cast<int>(std::upper_bound(cuts.begin(), cuts.end(), at) - cuts.begin()) - 1;
+  }
+  // A leaf goes whole to the rank of its first grid cell (its own grid cell when finer).
+  int leaf_owner(const irr::Cell<2>& c) const {
+    if (c.level >= grid)
+      return of(c.anchor[0] >> (c.level - grid), c.anchor[1] >> (c.level - grid));
+    return of(c.anchor[0] << (grid - c.level), c.anchor[1] << (grid - c.level));
+  }
+  bool splits(const irr::Cell<2>& c) const {
+    if (c.level >= grid) return false;
+    const std::uint64_t f = std::uint64_t{1} << (grid - c.level);
+    for (std::uint64_t y = c.anchor[1] * f; y < (c.anchor[1] + 1) * f; ++y)
+      for (std::uint64_t x = c.anchor[0] * f; x < (c.anchor[0] + 1) * f; ++x)
+        if (of(x, y) != leaf_owner(c)) return true;
+    return false;
+  }
+};
+GridOracle column_stripes(int p) {
+  GridOracle o;
+  o.cuts.push_back(0);
+  for (int k = 1; k < p; ++k) o.cuts.push_back(2 * static_cast<std::uint64_t>(8 * k / p) + 1);
+  o.cuts.push_back(side);
+  return o;
+}
+GridOracle row_runs(int p) {
+  GridOracle o{true, {0}};
+  for (int k = 1; k < p; ++k)
+    o.cuts.push_back(side * side * static_cast<std::uint64_t>(k) / static_cast<std::uint64_t>(p) +
+                     13);
+  o.cuts.push_back(side * side);
+  return o;
+}
+irr::RectangleMap<Curve> rectangle_map(const GridOracle& o) {
+  irr::rect::Partition<2> part;
+  part.box = {{0, 0}, {side, side}};
+  std::vector<std::size_t> b(o.cuts.begin(), o.cuts.end());
+  const auto first = part.tree.split(0, 0, b);
+  for (std::size_t k = 0; k + 1 < b.size(); ++k) {
+    part.parts.push_back({{b[k], 0}, {b[k + 1], side}});
+    part.tree.set_leaf(first + static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(k));
+  }
+  return irr::RectangleMap<Curve>(grid, std::move(part));
+}
+
+template <class M>
+std::string bytes_of(const M& map) {
+  std::ostringstream out;
+  {
+    boost::archive::binary_oarchive ar(out);
+    ar << map;
+  }
+  return out.str();
+}
+
+// Every leaf with its datum (start, level, mass, value), in curve order, on every rank.
+template <class D>
+std::vector<std::uint64_t> leaves_and_data(const D& d) {
+  std::vector<std::uint64_t> mine;
+  for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
+    mine.insert(mine.end(), {static_cast<std::uint64_t>(d.local_tree().starts()[i]),
+                             static_cast<std::uint64_t>(d.level(i)), d.data(i).mass,
+                             static_cast<std::uint64_t>(d.data(i).value)});
+  std::vector<std::vector<std::uint64_t>> all;
+  mpi::all_gather(d.comm(), mine, all);
+  std::vector<std::array<std::uint64_t, 4>> rows;
+  for (const auto& v : all)
+    for (std::size_t k = 0; k < v.size(); k += 4)
+      rows.push_back({v[k], v[k + 1], v[k + 2], v[k + 3]});
+  std::sort(rows.begin(), rows.end());
+  std::vector<std::uint64_t> out;
+  for (const auto& r : rows) out.insert(out.end(), r.begin(), r.end());
+  return out;
+}
+std::vector<std::uint64_t> leaves_and_data(const Serial& t) {
+  std::vector<std::uint64_t> out;
+  for (std::size_t i = 0; i < t.size(); ++i)
+    out.insert(out.end(),
+               {static_cast<std::uint64_t>(t.start(i)), static_cast<std::uint64_t>(t.level(i)),
+                t.data(i).mass, static_cast<std::uint64_t>(t.data(i).value)});
+  return out;
+}
+
+// After each call: leaves and data equal the serial tree's; every leaf lies where the map and
+// the oracle say; the map holds whole exactly the leaves it splits, each by its leaf owner; and
+// every rank holds the same map.
+template <class D>
+void check_placement(const D& d, const Serial& t, const GridOracle& o, const std::string& step) {
+  CAPTURE(step);
+  REQUIRE(leaves_and_data(d) == leaves_and_data(t));
+  bool placed = true;
+  for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
+    placed = placed && d.ownership().leaf_owner(d.cell(i)) == d.comm().rank() &&
+             o.leaf_owner(d.cell(i)) == d.comm().rank();
+  REQUIRE(failures(d.comm(), placed) == 0);
+  std::vector<std::pair<std::uint64_t, int>> want, held;
+  for (std::size_t i = 0; i < t.size(); ++i)
+    if (o.splits(t.cell(i))) want.emplace_back(static_cast<std::uint64_t>(t.start(i)), t.level(i));
+  bool owners = true;
+  for (const auto& e : d.ownership().exceptions()) {
+    held.emplace_back(static_cast<std::uint64_t>(irr::curve::finest_index<Curve>(e.cell)),
+                      e.cell.level);
+    owners = owners && e.owner == o.leaf_owner(e.cell);
+  }
+  REQUIRE(held == want);
+  REQUIRE(owners);
+  std::string first = bytes_of(d.ownership());
+  mpi::broadcast(d.comm(), first, 0);
+  REQUIRE(failures(d.comm(), bytes_of(d.ownership()) == first) == 0);
+}
+
+// What a call did to the serial tree: new leaves coarser than their old leaf that the map splits
+// (a merge into a parent held whole), and new finer leaves whose leaf owner differs from the old
+// leaf's (a held-whole leaf refined: a child goes to another rank).
+struct Events {
+  int held_merges = 0, moved_children = 0;
+};
+void count_events(const Serial& before, const Serial& after, const GridOracle& o, Events& ev) {
+  std::vector<std::uint64_t> starts;
+  for (std::size_t i = 0; i < before.size(); ++i)
+    starts.push_back(static_cast<std::uint64_t>(before.start(i)));
+  for (std::size_t j = 0; j < after.size(); ++j) {
+    const auto s = static_cast<std::uint64_t>(after.start(j));
+    const auto i = static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), s) -
+                                            starts.begin()) -
+                   1;
+    if (after.level(j) < before.level(i) && o.splits(after.cell(j))) ++ev.held_merges;
+    if (after.level(j) > before.level(i) &&
+        o.leaf_owner(after.cell(j)) != o.leaf_owner(before.cell(i)))
+      ++ev.moved_children;
+  }
+}
+
+// Starts uniform at `level` (given leaves, all on rank 0), moves to the hand-made map, then
+// coarsens, refines and balances, checking the placement after every call.
+template <class D, class Map>
+void follow_grid_map(const mpi::communicator& w, int level, const Map& map, const GridOracle& o,
+                     Events& ev) {
+  CAPTURE(level);
+  auto t = Serial::uniform(level, init);
+  std::vector<irr::Cell<2>> cells;
+  std::vector<Datum> data;
+  if (w.rank() == 0)
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      cells.push_back(t.cell(i));
+      data.push_back(t.data(i));
+    }
+  D d(w, irr::Box<2>{{0, 0}, {1, 1}}, std::span<const irr::Cell<2>>(cells), data);
+  d.apply_map(irr::AnyOwnershipMap<Curve>(map));
+  check_placement(d, t, o, "apply_map");
+  const auto step = [&](const std::string& what, auto&& on_domain, auto&& on_serial) {
+    const Serial before = t;
+    on_domain();
+    on_serial();
+    count_events(before, t, o, ev);
+    check_placement(d, t, o, what);
+  };
+  // A family merges only when the oracle puts all its children on one rank.
+  const auto coarsen_all = [&] {
+    step(
+        "coarsen",
+        [&] {
+          for (std::size_t i = 0; i < d.local_leaf_count(); ++i) d.mark(i, irr::Mark::coarsen);
+          d.adapt(split, merge);
+        },
+        [&] {
+          for (std::size_t i = 0; i < t.size(); ++i) {
+            const auto c = t.cell(i);
+            if (c.level == 0) continue;
+            const irr::Cell<2> first{{c.anchor[0] & ~1ull, c.anchor[1] & ~1ull}, c.level};
+            bool one_rank = true;
+            for (std::uint64_t k = 1; k < 4; ++k)
+              one_rank =
+                  one_rank && o.leaf_owner({{first.anchor[0] + (k & 1), first.anchor[1] + (k >> 1)},
+                                            c.level}) == o.leaf_owner(first);
+            if (one_rank) t.mark(i, irr::Mark::coarsen);
+          }
+          t.adapt(split, merge);
+        });
+  };
+  const auto refine_where = [&](const std::string& what, auto&& pick) {
+    step(
+        what,
+        [&] {
+          for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
+            if (pick(d.cell(i))) d.mark(i, irr::Mark::refine);
+          d.adapt(split, merge);
+        },
+        [&] {
+          for (std::size_t i = 0; i < t.size(); ++i)
+            if (pick(t.cell(i))) t.mark(i, irr::Mark::refine);
+          t.adapt(split, merge);
+        });
+  };
+  const auto balance = [&](irr::BalanceKind kind) {
+    step(
+        "balance", [&] { d.balance(kind, split); }, [&] { t.balance(kind, split); });
+  };
+  for (int k = 0; k < 3; ++k) coarsen_all();
+  refine_where("refine coarse leaves", [](const irr::Cell<2>& c) { return c.level <= 1; });
+  refine_where("refine coarse leaves", [](const irr::Cell<2>& c) { return c.level <= 2; });
+  for (int k = 0; k < 3; ++k) coarsen_all();
+  // A deep corner near the middle: balance splits the coarse leaves around it.
+  for (int k = 0; k < 4; ++k)
+    refine_where("refine a corner", [](const irr::Cell<2>& c) {
+      return c.level < 7 && near_circle(c, 0.45, 0.55, 0.02);
+    });
+  balance(irr::BalanceKind::full);
+  coarsen_all();
+  balance(irr::BalanceKind::face);
+  REQUIRE(total_mass(d) == (std::uint64_t{1} << (2 * deepest)));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "grid maps follow adapt and balance: leaves held whole across parts are placed by the map "
+    "after they merge or split",
+    "[cells][families][grid]") {
+  mpi::communicator w;
+  using RDomain = irr::CellDomain<Datum, irr::stencil::Moore<2>, Curve, irr::load::Constant,
+                                  irr::partitioner::Rectangular>;
+  using BDomain = irr::CellDomain<Datum, irr::stencil::Moore<2>, Curve, irr::load::Constant,
+                                  irr::partitioner::BoundedNeighbours>;
+  Events rect_events, row_events;
+  const auto stripes = column_stripes(w.size());
+  const auto runs = row_runs(w.size());
+  const irr::RowMap<Curve> rows(grid, runs.cuts);
+  for (int level : {1, 2, 3}) {
+    follow_grid_map<RDomain>(w, level, rectangle_map(stripes), stripes, rect_events);
+    follow_grid_map<BDomain>(w, level, rows, runs, row_events);
+  }
+  // The calls did merge families into parents held whole and sent children of refined held
+  // leaves to other ranks (one rank: nothing is cut).
+  CAPTURE(rect_events.held_merges, rect_events.moved_children, row_events.held_merges,
+          row_events.moved_children);
+  if (w.size() > 1) {
+    REQUIRE(rect_events.held_merges > 0);
+    REQUIRE(rect_events.moved_children > 0);
+    REQUIRE(row_events.held_merges > 0);
+    REQUIRE(row_events.moved_children > 0);
+  }
+}
+
+namespace {
+
+// A datum that travels serialized and whose serialization throws while armed.
+bool fragile_armed = false;
+struct Fragile {
+  std::uint64_t mass = 0;
+  double value = 0;
+  std::string note;  // not trivially copyable: a remap serializes it
+  template <class Archive>
+  void serialize(Archive& ar, unsigned) {
+    if constexpr (Archive::is_saving::value)
+      if (fragile_armed) throw std::runtime_error("serialize failed");
+    ar& mass& value& note;
+  }
+};
+Fragile fragile(const Datum& d) { return {d.mass, d.value, "x"}; }
+Fragile fragile_split(const Fragile& p, const irr::Cell<2>& c) {
+  return fragile(split({p.mass, p.value}, c));
+}
+Fragile fragile_merge(std::span<const Fragile> kids) {
+  Fragile f{0, 0, "x"};
+  for (const auto& k : kids) f.mass += k.mass;
+  return f;
+}
+// One rank's whole state (leaves, data, loads, the map), gathered from every rank.
+template <class D>
+std::vector<std::string> state_of(const D& d) {
+  std::ostringstream out;
+  for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
+    out << d.local_tree().starts()[i] << ' ' << d.level(i) << ' ' << d.data(i).mass << ' '
+        << d.data(i).value << ' ' << d.data(i).note << ' ' << d.local_loads()[i] << '\n';
+  out << bytes_of(d.ownership());
+  std::vector<std::string> all;
+  mpi::all_gather(d.comm(), out.str(), all);
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "placing the leaves after an adapt or a balance fails on a rank: every rank fails alike, the "
+    "domain unchanged",
+    "[cells][grid][errors]") {
+  mpi::communicator w;
+  using FDomain = irr::CellDomain<Fragile, irr::stencil::Moore<2>, Curve, irr::load::Constant,
+                                  irr::partitioner::Rectangular>;
+  const auto stripes = column_stripes(w.size());
+  auto t = Serial::uniform(1, init);
+  std::vector<irr::Cell<2>> cells;
+  std::vector<Fragile> data;
+  if (w.rank() == 0)
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      cells.push_back(t.cell(i));
+      data.push_back(fragile(t.data(i)));
+    }
+  FDomain d(w, irr::Box<2>{{0, 0}, {1, 1}}, std::span<const irr::Cell<2>>(cells), data);
+  d.apply_map(irr::AnyOwnershipMap<Curve>(rectangle_map(stripes)));
+  // `call` with serialization armed on every rank: it fails exactly when children of a leaf held
+  // whole must travel (`due`), with one message on every rank and nothing changed.
+  const auto armed = [&](const std::string& what, bool due, auto&& call) {
+    CAPTURE(what, due);
+    const auto before = state_of(d);
+    std::string message;
+    fragile_armed = true;
+    try {
+      call();
+    } catch (const irr::collective_error& e) {
+      message = e.what();
+    }
+    fragile_armed = false;
+    CAPTURE(message);
+    REQUIRE(failures(w, (message.find("serialize failed") != std::string::npos) == due) == 0);
+    if (!due) return;
+    std::string first = message;
+    mpi::broadcast(w, first, 0);
+    REQUIRE(failures(w, message == first) == 0);
+    REQUIRE(state_of(d) == before);
+  };
+  const auto same_leaves = [&] {
+    std::vector<std::pair<std::uint64_t, int>> g;
+    std::uint64_t mass = 0, all = 0;
+    for (std::size_t i = 0; i < d.local_leaf_count(); ++i) {
+      REQUIRE(d.ownership().leaf_owner(d.cell(i)) == w.rank());
+      mass += d.data(i).mass;
+    }
+    mpi::all_reduce(w, mass, all, std::plus<std::uint64_t>());
+    REQUIRE(all == (std::uint64_t{1} << (2 * deepest)));
+    g = gathered(d);
+    std::sort(g.begin(), g.end());
+    REQUIRE(g == leaves_of(t));
+  };
+  // Refining every leaf: the children of the leaves held whole go to their own ranks.
+  auto next = t;
+  for (std::size_t i = 0; i < next.size(); ++i) next.mark(i, irr::Mark::refine);
+  next.adapt(split, merge);
+  Events ev;
+  count_events(t, next, stripes, ev);
+  if (w.size() > 1) REQUIRE(ev.moved_children > 0);
+  const auto refine_all = [&] {
+    for (std::size_t i = 0; i < d.local_leaf_count(); ++i) d.mark(i, irr::Mark::refine);
+    d.adapt(fragile_split, fragile_merge);
+  };
+  armed("adapt", ev.moved_children > 0, refine_all);
+  if (ev.moved_children > 0) refine_all();  // the same call, nothing armed
+  t = next;
+  same_leaves();
+  // A deep corner, then a balance that splits leaves held whole.
+  for (int k = 0; k < 4; ++k) {
+    const auto pick = [](const irr::Cell<2>& c) {
+      return c.level < 7 && near_circle(c, 0.45, 0.55, 0.02);
+    };
+    for (std::size_t i = 0; i < d.local_leaf_count(); ++i)
+      if (pick(d.cell(i))) d.mark(i, irr::Mark::refine);
+    d.adapt(fragile_split, fragile_merge);
+    for (std::size_t i = 0; i < t.size(); ++i)
+      if (pick(t.cell(i))) t.mark(i, irr::Mark::refine);
+    t.adapt(split, merge);
+  }
+  same_leaves();
+  next = t;
+  next.balance(irr::BalanceKind::full, split);
+  Events bal;
+  count_events(t, next, stripes, bal);
+  if (w.size() > 1) REQUIRE(bal.moved_children > 0);
+  armed("balance", bal.moved_children > 0,
+        [&] { d.balance(irr::BalanceKind::full, fragile_split); });
+  if (bal.moved_children > 0) {  // the same call, nothing armed
+    std::uint64_t split_here = d.balance(irr::BalanceKind::full, fragile_split), split_all = 0;
+    mpi::all_reduce(w, split_here, split_all, std::plus<std::uint64_t>());
+    REQUIRE(split_all > 0);
+  }
+  t = next;
+  same_leaves();
 }
