@@ -297,22 +297,6 @@ TEST_CASE("a throwing leaf value or combine on one rank is agreed, the domain un
 
 namespace {
 
-// A box-box acceptance criterion: open when the hnode is large for its distance to the reader
-// (monotone in the reader box: a larger box is nearer).
-template <int D>
-struct Mac {
-  double theta;
-  bool operator()(const irr::Box<D>& h, const irr::Box<D>& r) const {
-    double size = 0, dist2 = 0;
-    for (int d = 0; d < D; ++d) {
-      size = std::max(size, h.extent(d));
-      const double gap = std::max({0.0, r.lo[d] - h.hi[d], h.lo[d] - r.hi[d]});
-      dist2 += gap * gap;
-    }
-    return size > theta * std::sqrt(dist2);
-  }
-};
-
 // Each reader leaf's walk as one word: the accepted hnodes in order, their values' bits, and
 // for near leaves their elements' ids; plus how many elements it met near.
 struct Trace {

@@ -2,8 +2,6 @@
 // sequential oracle.
 #pragma once
 
-#include <catch2/catch.hpp>
-
 #include <irregular/cell_domain.hpp>
 #include <irregular/domain.hpp>
 #include <irregular/tree/htree.hpp>
@@ -14,14 +12,16 @@
 
 #include <algorithm>
 #include <array>
+#include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <random>
-#include <sstream>
-#include <type_traits>
 #include <span>
+#include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace domain_support {
@@ -45,7 +45,9 @@ struct Tagged {
   std::uint64_t id = 0;
   std::string label;
   template <class Archive>
-  void serialize(Archive& ar, unsigned) { ar & position & id & label; }
+  void serialize(Archive& ar, unsigned) {
+    ar& position& id& label;
+  }
 };
 
 // Clustered points: half uniform, half in three Gaussian clusters; identical on every rank.
@@ -68,12 +70,31 @@ std::vector<std::array<double, D>> clustered(std::size_t n, unsigned seed) {
 }
 
 // Which elements of the global input a rank inserts: three different splits.
-bool mine(std::size_t i, std::size_t n, int split, const mpi::communicator& w) {
+// A box-box acceptance criterion: open when the hnode is large for its distance to the reader
+// (monotone in the reader box: a larger box is nearer).
+template <int D>
+struct Mac {
+  double theta;
+  bool operator()(const irr::Box<D>& h, const irr::Box<D>& r) const {
+    double size = 0, dist2 = 0;
+    for (int d = 0; d < D; ++d) {
+      size = std::max(size, h.extent(d));
+      const double gap = std::max({0.0, r.lo[d] - h.hi[d], h.lo[d] - r.hi[d]});
+      dist2 += gap * gap;
+    }
+    return size > theta * std::sqrt(dist2);
+  }
+};
+
+inline bool mine(std::size_t i, std::size_t n, int split, const mpi::communicator& w) {
   const auto p = static_cast<std::size_t>(w.size()), r = static_cast<std::size_t>(w.rank());
   switch (split) {
-    case 0: return r == 0;                         // everything on rank 0
-    case 1: return i % p == r;                     // round robin
-    default: return i * p / n == p - 1 - r;        // reversed blocks
+    case 0:
+      return r == 0;  // everything on rank 0
+    case 1:
+      return i % p == r;  // round robin
+    default:
+      return i * p / n == p - 1 - r;  // reversed blocks
   }
 }
 
@@ -104,7 +125,8 @@ std::array<std::uint64_t, 3> checksum(std::span<const E> es) {
   }
   return s;
 }
-std::array<std::uint64_t, 3> global_checksum(const mpi::communicator& w, std::array<std::uint64_t, 3> s) {
+inline std::array<std::uint64_t, 3> global_checksum(const mpi::communicator& w,
+                                                    std::array<std::uint64_t, 3> s) {
   std::array<std::uint64_t, 3> g{};
   mpi::all_reduce(w, s[0], g[0], std::plus<std::uint64_t>());
   mpi::all_reduce(w, s[1], g[1], std::plus<std::uint64_t>());
@@ -145,7 +167,8 @@ GlobalLeaves<Domain> gather_leaves(const Domain& d) {
 
 // The tree a single process builds from all keys: the oracle.
 template <class Domain, class P>
-irr::HTree<typename Domain::curve_type> sequential_tree(const Domain& d, const std::vector<P>& pts, std::size_t k) {
+irr::HTree<typename Domain::curve_type> sequential_tree(const Domain& d, const std::vector<P>& pts,
+                                                        std::size_t k) {
   std::vector<typename Domain::index_type> keys;
   for (const auto& x : pts) keys.push_back(d.key_of_position(x));
   std::sort(keys.begin(), keys.end());
@@ -162,7 +185,8 @@ void require_same_tree(const GlobalLeaves<Domain>& g, const Tree& seq) {
   }
 }
 
-// Each rank: leaves inside its segment, elements inside their leaf and sorted, splitters at leaf starts.
+// Each rank: leaves inside its segment, elements inside their leaf and sorted, splitters at leaf
+// starts.
 template <class Domain>
 void require_consistent(Domain& d) {
   const auto seg = d.ownership().segment(d.comm().rank());
@@ -179,7 +203,8 @@ void require_consistent(Domain& d) {
       if (!iv.contains(k) || d.owner_of(e.position) != d.comm().rank()) ++bad;
     }
   }
-  if (t.size() > 0 && (t.starts()[0] != seg.start || t.interval(t.size() - 1).end != seg.end)) ++bad;
+  if (t.size() > 0 && (t.starts()[0] != seg.start || t.interval(t.size() - 1).end != seg.end))
+    ++bad;
   if (t.size() == 0 && seg.start != seg.end) ++bad;
   int total_bad = 0;
   mpi::all_reduce(d.comm(), bad, total_bad, std::plus<int>());

@@ -3,8 +3,6 @@
 // keep what is remote), fault prevention a superset whose reported surplus is the difference;
 // contact and level restrictions; values, exchange and accumulate; Jacobi sweeps bitwise equal to
 // the sequential computation at every rank count and with every strategy; stale and failing calls.
-#include "domain_support.hpp"
-
 #include <irregular/curve/hilbert.hpp>
 #include <irregular/curve/morton.hpp>
 #include <irregular/curve/peano.hpp>
@@ -13,11 +11,14 @@
 
 #include <boost/mpi/collectives.hpp>
 
+#include "domain_support.hpp"
+#include "ghost_oracle.hpp"
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <numeric>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -27,6 +28,7 @@
 namespace irr = irregular;
 namespace mpi = boost::mpi;
 using namespace domain_support;
+using namespace ghost_oracle;
 
 namespace {
 
@@ -54,115 +56,6 @@ struct UpwindFiner {
 };
 
 const char* const strategies[] = {"RA", "FP", "IFP"};
-
-using Ghost = std::tuple<std::uint64_t, int, int>;  // start, level, owner
-
-// ---- the oracle: brute force over the gathered tree --------------------------------------------
-
-template <class C>
-std::array<std::uint64_t, C::dim> lo_of(std::uint64_t start, int level) {
-  const auto c = C::cell(static_cast<typename C::index_type>(start) /
-                             irr::ipow<typename C::index_type>(C::arity, C::dim * (C::max_level - level)),
-                         level);
-  const std::uint64_t side = irr::ipow<std::uint64_t>(C::arity, C::max_level - level);
-  std::array<std::uint64_t, C::dim> lo{};
-  for (int d = 0; d < C::dim; ++d) lo[d] = c.anchor[d] * side;
-  return lo;
-}
-
-// Closed boxes meet after shifting b by a period on periodic axes? Returns the largest number of
-// axes with positive overlap over the shifts where the closed boxes meet, or -1.
-template <class C>
-int touch_dimension(std::uint64_t sa, int la, std::uint64_t sb, int lb, irr::Periodicity<C::dim> per) {
-  const auto a = lo_of<C>(sa, la), b = lo_of<C>(sb, lb);
-  const std::int64_t wa = static_cast<std::int64_t>(irr::ipow<std::uint64_t>(C::arity, C::max_level - la));
-  const std::int64_t wb = static_cast<std::int64_t>(irr::ipow<std::uint64_t>(C::arity, C::max_level - lb));
-  const std::int64_t n = static_cast<std::int64_t>(irr::ipow<std::uint64_t>(C::arity, C::max_level));
-  int best = -1;
-  int shifts = 1;
-  for (int d = 0; d < C::dim; ++d) shifts *= 3;
-  for (int s = 0; s < shifts; ++s) {
-    int code = s, positive = 0;
-    bool meet = true;
-    for (int d = 0; d < C::dim; ++d) {
-      const int k = code % 3 - 1;
-      code /= 3;
-      if (k != 0 && !per[d]) { meet = false; break; }
-      const std::int64_t a0 = static_cast<std::int64_t>(a[d]), b0 = static_cast<std::int64_t>(b[d]) + k * n;
-      const std::int64_t lo = std::max(a0, b0), hi = std::min(a0 + wa, b0 + wb);
-      if (hi < lo) { meet = false; break; }
-      positive += hi > lo;
-    }
-    if (meet) best = std::max(best, positive);
-  }
-  return best == C::dim ? -1 : best;
-}
-
-// Does a leaf at level la read a leaf at level lb under S? Its stencil cells (anchor + offset at
-// la, wrapped or dropped) meet b's space, and S reaches b's level.
-template <class C, class S>
-bool reads(std::uint64_t sa, int la, std::uint64_t sb, int lb, irr::Periodicity<C::dim> per) {
-  if (lb == la ? !S::same_level : (lb < la ? !S::coarser : !S::finer)) return false;
-  const auto a = lo_of<C>(sa, la), b = lo_of<C>(sb, lb);
-  const std::int64_t wa = static_cast<std::int64_t>(irr::ipow<std::uint64_t>(C::arity, C::max_level - la));
-  const std::int64_t wb = static_cast<std::int64_t>(irr::ipow<std::uint64_t>(C::arity, C::max_level - lb));
-  const std::int64_t n = static_cast<std::int64_t>(irr::ipow<std::uint64_t>(C::arity, C::max_level));
-  for (const auto& o : S::offsets) {
-    bool meets = true;
-    for (int d = 0; d < C::dim && meets; ++d) {
-      std::int64_t x = static_cast<std::int64_t>(a[d]) + o[d] * wa;
-      if (x < 0 || x >= n) {
-        if (!per[d]) { meets = false; break; }
-        x = ((x % n) + n) % n;
-      }
-      const std::int64_t b0 = static_cast<std::int64_t>(b[d]);
-      meets = x < b0 + wb && b0 < x + wa;
-    }
-    if (meets) return true;
-  }
-  return false;
-}
-
-bool contact_ok(int k, irr::Contact c, int dim) {
-  switch (c) {
-    case irr::Contact::stencil: return true;
-    case irr::Contact::face: return k == dim - 1;
-    case irr::Contact::edge: return k >= 0 && k >= dim - 2;
-    default: return k >= 0;
-  }
-}
-
-// The remote leaves this rank's leaves read: what a collection must deliver.
-template <class Domain, class S = typename Domain::stencil_type>
-std::vector<Ghost> needed(const Domain& d, irr::Contact contact = irr::Contact::stencil,
-                          irr::LevelRange range = irr::LevelRange::all(),
-                          irr::LevelRange readers = irr::LevelRange::all()) {
-  using C = typename Domain::curve_type;
-  const auto g = gather_leaves(d);
-  const int me = d.comm().rank();
-  const auto per = d.options().periodic;
-  std::set<Ghost> out;
-  for (std::size_t a = 0; a < g.starts.size(); ++a) {
-    if (g.owner[a] != me || !readers.contains(g.levels[a])) continue;
-    for (std::size_t b = 0; b < g.starts.size(); ++b) {
-      if (g.owner[b] == me || !range.contains(g.levels[b])) continue;
-      const auto sa = static_cast<std::uint64_t>(g.starts[a]), sb = static_cast<std::uint64_t>(g.starts[b]);
-      if (!reads<C, S>(sa, g.levels[a], sb, g.levels[b], per)) continue;
-      if (!contact_ok(touch_dimension<C>(sa, g.levels[a], sb, g.levels[b], per), contact, C::dim)) continue;
-      out.insert({sb, g.levels[b], g.owner[b]});
-    }
-  }
-  return {out.begin(), out.end()};
-}
-
-template <class Domain>
-std::vector<Ghost> ghost_set(const Domain& d) {
-  std::vector<Ghost> out;
-  const auto& gl = d.ghosts();
-  for (std::size_t i = 0; i < gl.size(); ++i)
-    out.emplace_back(static_cast<std::uint64_t>(gl.starts()[i]), gl.levels()[i], gl.owners()[i]);
-  return out;
-}
 
 int count_true(const mpi::communicator& w, bool ok) {
   int bad = ok ? 0 : 1, total = 0;
@@ -198,7 +91,8 @@ bool ghost_elements_match(const Domain& d) {
   mpi::all_gather(d.comm(), ids, all_ids);
   std::multimap<std::uint64_t, std::uint64_t> by_key;
   for (std::size_t r = 0; r < all_keys.size(); ++r)
-    for (std::size_t i = 0; i < all_keys[r].size(); ++i) by_key.emplace(all_keys[r][i], all_ids[r][i]);
+    for (std::size_t i = 0; i < all_keys[r].size(); ++i)
+      by_key.emplace(all_keys[r][i], all_ids[r][i]);
   for (std::size_t g = 0; g < d.ghosts().size(); ++g) {
     const auto leaf = d.ghost(g);
     std::vector<std::uint64_t> want, got;
@@ -264,25 +158,31 @@ void fill(Moore2D& d, unsigned seed) {
 
 }  // namespace
 
-TEST_CASE("ghost sets equal brute force: 2D Morton, Moore stencil, level flags, contact, levels", "[ghost]") {
+TEST_CASE("ghost sets equal brute force: 2D Morton, Moore stencil, level flags, contact, levels",
+          "[ghost]") {
   mpi::communicator w;
   Moore2D d(w, unit2, irr::refine::max_elements(4));
   fill(d, 3);
   check_strategies<irr::stencil::Moore<2>>(d);
   check_strategies<CoarserOnly>(d);
   check_strategies<UpwindFiner>(d);
-  for (auto c : {irr::Contact::face, irr::Contact::corner}) check_strategies<irr::stencil::Moore<2>>(d, c);
+  for (auto c : {irr::Contact::face, irr::Contact::corner})
+    check_strategies<irr::stencil::Moore<2>>(d, c);
   // Level-restricted: one level that occurs, and a range.
   const auto g = gather_leaves(d);
   const int deepest = *std::max_element(g.levels.begin(), g.levels.end());
-  check_strategies<irr::stencil::Moore<2>>(d, irr::Contact::stencil, irr::LevelRange::only(deepest - 1));
-  check_strategies<irr::stencil::Moore<2>>(d, irr::Contact::stencil, irr::LevelRange{deepest - 3, deepest - 2});
+  check_strategies<irr::stencil::Moore<2>>(d, irr::Contact::stencil,
+                                           irr::LevelRange::only(deepest - 1));
+  check_strategies<irr::stencil::Moore<2>>(d, irr::Contact::stencil,
+                                           irr::LevelRange{deepest - 3, deepest - 2});
 }
 
-TEST_CASE("ghost sets equal brute force: periodic Hilbert (von Neumann) and periodic 3D Morton", "[ghost]") {
+TEST_CASE("ghost sets equal brute force: periodic Hilbert (von Neumann) and periodic 3D Morton",
+          "[ghost]") {
   mpi::communicator w;
   {
-    using Domain = irr::IrregularDomain<Body<2>, irr::stencil::VonNeumann<2, 2>, irr::curve::Hilbert<2>>;
+    using Domain =
+        irr::IrregularDomain<Body<2>, irr::stencil::VonNeumann<2, 2>, irr::curve::Hilbert<2>>;
     Domain d(w, unit2, irr::refine::max_elements(5), {.periodic = {true, true}});
     d.insert(bodies<2>(800, 7, w));
     d.build();
@@ -297,7 +197,8 @@ TEST_CASE("ghost sets equal brute force: periodic Hilbert (von Neumann) and peri
     Domain d(w, unit2, irr::refine::max_elements(4), {.periodic = {false, true}});
     d.insert(bodies<2>(700, 5, w));
     d.build();
-    for (auto c : {irr::Contact::face, irr::Contact::corner}) check_strategies<irr::stencil::Moore<2>>(d, c);
+    for (auto c : {irr::Contact::face, irr::Contact::corner})
+      check_strategies<irr::stencil::Moore<2>>(d, c);
   }
   {
     using Domain = irr::IrregularDomain<Body<3>, irr::stencil::Moore<3>, irr::curve::Morton<3>>;
@@ -310,7 +211,8 @@ TEST_CASE("ghost sets equal brute force: periodic Hilbert (von Neumann) and peri
     // Ghost levels restricted under touching reads.
     const auto g = gather_leaves(d);
     const int deepest = *std::max_element(g.levels.begin(), g.levels.end());
-    check_strategies<irr::stencil::Moore<3>>(d, irr::Contact::corner, irr::LevelRange{deepest - 1, deepest});
+    check_strategies<irr::stencil::Moore<3>>(d, irr::Contact::corner,
+                                             irr::LevelRange{deepest - 1, deepest});
   }
 }
 
@@ -325,7 +227,8 @@ std::uint64_t reading_pairs(const mpi::communicator& w, const std::vector<Ghost>
 
 }  // namespace
 
-TEST_CASE("one message per reading partner: prevention carries the values, request/answer two", "[ghost][messages]") {
+TEST_CASE("one message per reading partner: prevention carries the values, request/answer two",
+          "[ghost][messages]") {
   mpi::communicator w;
   Moore2D d(w, unit2, irr::refine::max_elements(4));
   fill(d, 13);
@@ -335,7 +238,8 @@ TEST_CASE("one message per reading partner: prevention carries the values, reque
   for (int round = 0; round < 2; ++round)
     for (const char* name : strategies) {
       CAPTURE(name, round);
-      const irr::GhostStats s = irr::all_reduce_sum(w, d.collect_ghosts({}, irr::ghost::ByName(name)));
+      const irr::GhostStats s =
+          irr::all_reduce_sum(w, d.collect_ghosts({}, irr::ghost::ByName(name)));
       const std::string n = name;
       REQUIRE(s.values.messages == 0);  // raw elements ride with the records
       if (n == "RA") {
@@ -351,7 +255,8 @@ TEST_CASE("one message per reading partner: prevention carries the values, reque
     }
 }
 
-TEST_CASE("reader levels: only leaves of those levels read; ghosts equal brute force", "[ghost][readers]") {
+TEST_CASE("reader levels: only leaves of those levels read; ghosts equal brute force",
+          "[ghost][readers]") {
   mpi::communicator w;
   Moore2D d(w, unit2, irr::refine::max_elements(4));
   fill(d, 3);
@@ -362,24 +267,31 @@ TEST_CASE("reader levels: only leaves of those levels read; ghosts equal brute f
   const auto fp_sent = [&](irr::LevelRange readers) {
     irr::GhostOptions opt;
     opt.readers = readers;
-    return irr::all_reduce_sum(w, d.collect_ghosts<irr::stencil::Moore<2, 2>>(opt, irr::ghost::ByName("FP"))).leaves_sent;
+    return irr::all_reduce_sum(
+               w, d.collect_ghosts<irr::stencil::Moore<2, 2>>(opt, irr::ghost::ByName("FP")))
+        .leaves_sent;
   };
   const auto fp_all = fp_sent(irr::LevelRange::all());
   std::uint64_t remote_reads = 0;
   for (int l = lo; l <= hi; ++l) {
     const auto only = irr::LevelRange::only(l);
-    remote_reads += sum(w, needed<Moore2D, irr::stencil::Moore<2, 2>>(d, irr::Contact::stencil, irr::LevelRange::all(), only).size());
-    check_strategies<irr::stencil::Moore<2, 2>>(d, irr::Contact::stencil, irr::LevelRange::all(), only);
+    remote_reads += sum(w, needed<Moore2D, irr::stencil::Moore<2, 2>>(d, irr::Contact::stencil,
+                                                                      irr::LevelRange::all(), only)
+                               .size());
+    check_strategies<irr::stencil::Moore<2, 2>>(d, irr::Contact::stencil, irr::LevelRange::all(),
+                                                only);
     check_strategies<CoarserOnly>(d, irr::Contact::stencil, irr::LevelRange::all(), only);
     check_strategies<UpwindFiner>(d, irr::Contact::stencil, irr::LevelRange::all(), only);
     REQUIRE(fp_sent(only) <= fp_all);
   }
   REQUIRE((w.size() == 1) == (remote_reads == 0));
-  check_strategies<irr::stencil::Moore<2>>(d, irr::Contact::stencil, irr::LevelRange::all(), irr::LevelRange{hi - 2, hi - 1});
+  check_strategies<irr::stencil::Moore<2>>(d, irr::Contact::stencil, irr::LevelRange::all(),
+                                           irr::LevelRange{hi - 2, hi - 1});
 }
 
-TEST_CASE("informed fault prevention's cached extension serves only the stencils and readers it covers",
-          "[ghost][extension]") {
+TEST_CASE(
+    "informed fault prevention's cached extension serves only the stencils and readers it covers",
+    "[ghost][extension]") {
   mpi::communicator w;
   Moore2D d(w, unit2, irr::refine::max_elements(4));
   fill(d, 5);
@@ -394,11 +306,51 @@ TEST_CASE("informed fault prevention's cached extension serves only the stencils
   check_strategies<irr::stencil::Moore<2, 2>>(d);  // all readers again after one level's
 }
 
-TEST_CASE("ghost sets equal brute force under rectangles (a map without contiguous segments)", "[ghost][rect]") {
+TEST_CASE("informed fault prevention stays exact across rebalances that renumber the ranks",
+          "[ghost][extension][renumber]") {
+  // The extension cache names its partners by rank: after a new chain order renumbers them, what
+  // rank r was told and heard concerns another process (seed 1000004 of the sequences).
   mpi::communicator w;
-  using Domain = irr::IrregularDomain<Body<2>, irr::stencil::Moore<2>, irr::curve::Morton<2>, irr::load::Constant,
-                                      irr::partitioner::ByName>;
-  Domain d(w, unit2, irr::refine::max_elements(4), {.partitioner = irr::partitioner::ByName{"HIER-RB"}});
+  const int p = w.size();
+  Moore2D d(w, unit2, irr::refine::max_elements(4));
+  fill(d, 7);
+  const irr::ghost::ByName kept("IFP");  // one strategy object throughout, as users keep one
+  const auto g = gather_leaves(d);
+  const int deepest = *std::max_element(g.levels.begin(), g.levels.end());
+  auto check = [&](irr::LevelRange readers) {
+    CAPTURE(readers.min, readers.max);
+    irr::GhostOptions opt;
+    opt.readers = readers;
+    d.collect_ghosts(opt, kept);
+    const auto want = needed(d, irr::Contact::stencil, irr::LevelRange::all(), readers);
+    REQUIRE(count_true(d.comm(), ghost_set(d) == want) == 0);
+  };
+  std::vector<int> reversed(static_cast<std::size_t>(p)), rotated(reversed);
+  std::iota(reversed.rbegin(), reversed.rend(), 0);
+  for (int r = 0; r < p; ++r) rotated[static_cast<std::size_t>(r)] = (r + 1) % p;
+  for (int round = 0; round < 4; ++round) {
+    CAPTURE(p, round);
+    check(irr::LevelRange::all());
+    check(irr::LevelRange{0, deepest - 1});  // a narrower hull: the deepest readers stay told
+    // Capacities of a new ratio every round force a remap; the order renumbers the ranks.
+    std::vector<double> caps;
+    for (int r = 0; r < p; ++r) caps.push_back(r % 2 ? 1.0 : 2.0 + round);
+    irr::RebalanceOptions opt{.threshold = 0.0, .capacities = caps};
+    opt.order = round % 2 ? rotated : reversed;
+    const auto rec = d.rebalance(opt);
+    REQUIRE(rec.remapped == (p > 1));
+  }
+  check(irr::LevelRange{0, deepest - 1});
+  check(irr::LevelRange::all());
+}
+
+TEST_CASE("ghost sets equal brute force under rectangles (a map without contiguous segments)",
+          "[ghost][rect]") {
+  mpi::communicator w;
+  using Domain = irr::IrregularDomain<Body<2>, irr::stencil::Moore<2>, irr::curve::Morton<2>,
+                                      irr::load::Constant, irr::partitioner::ByName>;
+  Domain d(w, unit2, irr::refine::max_elements(4),
+           {.partitioner = irr::partitioner::ByName{"HIER-RB"}});
   d.insert(bodies<2>(700, 5, w));
   d.build();
   check_strategies<irr::stencil::Moore<2>>(d);
@@ -478,18 +430,22 @@ std::map<std::uint64_t, double> sweeps_sequential(const Domain& d, int sweeps) {
   const std::size_t n = order.size();
   std::vector<std::uint64_t> start(n);
   std::vector<int> level(n);
-  for (std::size_t k = 0; k < n; ++k) start[k] = static_cast<std::uint64_t>(g.starts[order[k]]), level[k] = g.levels[order[k]];
+  for (std::size_t k = 0; k < n; ++k)
+    start[k] = static_cast<std::uint64_t>(g.starts[order[k]]), level[k] = g.levels[order[k]];
   // Elements of each leaf: (id, value).
   std::vector<std::vector<std::pair<std::uint64_t, double>>> members(n);
   for (std::size_t r = 0; r < ak.size(); ++r)
     for (std::size_t i = 0; i < ak[r].size(); ++i) {
-      const auto k = static_cast<std::size_t>(std::upper_bound(start.begin(), start.end(), ak[r][i]) - start.begin()) - 1;
+      const auto k = static_cast<std::size_t>(
+                         std::upper_bound(start.begin(), start.end(), ak[r][i]) - start.begin()) -
+                     1;
       members[k].emplace_back(ai[r][i], av[r][i]);
     }
   std::vector<std::vector<std::size_t>> reads_of(n);
   for (std::size_t a = 0; a < n; ++a)
     for (std::size_t b = 0; b < n; ++b)
-      if (a != b && reads<C, S>(start[a], level[a], start[b], level[b], d.options().periodic)) reads_of[a].push_back(b);
+      if (a != b && reads<C, S>(start[a], level[a], start[b], level[b], d.options().periodic))
+        reads_of[a].push_back(b);
   for (int s = 0; s < sweeps; ++s) {
     std::vector<double> sums(n), next(n);
     for (std::size_t k = 0; k < n; ++k) sums[k] = leaf_sum(members[k]);
@@ -537,7 +493,8 @@ void require_sweeps_match(Domain& d, const std::vector<typename Domain::element_
 
 }  // namespace
 
-TEST_CASE("three Jacobi sweeps through ghosts equal the sequential sweeps bitwise", "[ghost][jacobi]") {
+TEST_CASE("three Jacobi sweeps through ghosts equal the sequential sweeps bitwise",
+          "[ghost][jacobi]") {
   mpi::communicator w;
   {
     using Domain = irr::IrregularDomain<Body<2>, irr::stencil::Moore<2>, irr::curve::Morton<2>>;
@@ -548,7 +505,8 @@ TEST_CASE("three Jacobi sweeps through ghosts equal the sequential sweeps bitwis
     require_sweeps_match(d, b);
   }
   {
-    using Domain = irr::IrregularDomain<Body<2>, irr::stencil::VonNeumann<2, 2>, irr::curve::Hilbert<2>>;
+    using Domain =
+        irr::IrregularDomain<Body<2>, irr::stencil::VonNeumann<2, 2>, irr::curve::Hilbert<2>>;
     Domain d(w, unit2, irr::refine::max_elements(5), {.periodic = {true, true}});
     const auto b = bodies<2>(600, 23, w);
     d.insert(b);
@@ -557,7 +515,8 @@ TEST_CASE("three Jacobi sweeps through ghosts equal the sequential sweeps bitwis
   }
 }
 
-TEST_CASE("exchange delivers new values; accumulate sums ghost contributions on the owners", "[ghost]") {
+TEST_CASE("exchange delivers new values; accumulate sums ghost contributions on the owners",
+          "[ghost]") {
   mpi::communicator w;
   using Domain = irr::IrregularDomain<Body<2>, irr::stencil::Moore<2>, irr::curve::Morton<2>>;
   Domain d(w, unit2, irr::refine::max_elements(4));
@@ -567,7 +526,8 @@ TEST_CASE("exchange delivers new values; accumulate sums ghost contributions on 
   for (auto& e : d.local_elements()) e.value = 3.0 * static_cast<double>(e.id) + 0.5;
   d.exchange_ghosts();
   bool fresh = true;
-  for (const auto& e : d.ghost_elements()) fresh = fresh && e.value == 3.0 * static_cast<double>(e.id) + 0.5;
+  for (const auto& e : d.ghost_elements())
+    fresh = fresh && e.value == 3.0 * static_cast<double>(e.id) + 0.5;
   REQUIRE(count_true(w, fresh) == 0);
 
   // Every rank that holds a leaf as a ghost adds 1 to each of its elements.
@@ -593,7 +553,8 @@ TEST_CASE("exchange delivers new values; accumulate sums ghost contributions on 
   REQUIRE(count_true(w, sums) == 0);
 }
 
-TEST_CASE("stale and failing ghost calls fail on every rank, with nothing changed", "[ghost][errors]") {
+TEST_CASE("stale and failing ghost calls fail on every rank, with nothing changed",
+          "[ghost][errors]") {
   mpi::communicator w;
   using Domain = irr::IrregularDomain<Body<2>, irr::stencil::Moore<2>, irr::curve::Morton<2>>;
   Domain d(w, unit2, irr::refine::max_elements(4));
@@ -628,18 +589,21 @@ TEST_CASE("stale and failing ghost calls fail on every rank, with nothing change
   double before = 0;
   for (const auto& e : d.local_elements()) before += e.value;
   const int bad = w.size() - 1;
-  expect_failure([&] {
-    d.accumulate_ghosts([&](Body<2>& m, const Body<2>& c) {
-      if (w.rank() == bad) throw std::runtime_error("combine failed");
-      m.value += c.value;
-    });
-  }, w.size() > 1 ? "combine failed" : "");
+  expect_failure(
+      [&] {
+        d.accumulate_ghosts([&](Body<2>& m, const Body<2>& c) {
+          if (w.rank() == bad) throw std::runtime_error("combine failed");
+          m.value += c.value;
+        });
+      },
+      w.size() > 1 ? "combine failed" : "");
   double after = 0;
   for (const auto& e : d.local_elements()) after += e.value;
   REQUIRE(count_true(w, before == after || w.size() == 1) == 0);
 }
 
-TEST_CASE("statistics: one message per partner and phase, the extension travels once", "[ghost][stats]") {
+TEST_CASE("statistics: one message per partner and phase, the extension travels once",
+          "[ghost][stats]") {
   mpi::communicator w;
   using Domain = irr::IrregularDomain<Body<2>, irr::stencil::Moore<2>, irr::curve::Morton<2>>;
   Domain d(w, unit2, irr::refine::max_elements(4));
@@ -659,11 +623,13 @@ TEST_CASE("statistics: one message per partner and phase, the extension travels 
   // After a small move only the difference of the extension travels.
   d.move_elements([](Body<2>& e) { e.position[1] = std::min(0.999, e.position[1] + 0.002); });
   const auto moved = d.collect_ghosts({}, irr::ghost::InformedFaultPrevention{});
-  REQUIRE(sum(w, moved.extension_records) <= sum(w, first.extension_records) + sum(w, first.extension_records));
+  REQUIRE(sum(w, moved.extension_records) <=
+          sum(w, first.extension_records) + sum(w, first.extension_records));
   REQUIRE(count_true(w, ghost_set(d) == needed(d)) == 0);
 }
 
-TEST_CASE("request/answer sweep: overlapped leaves give what a collection and a loop give", "[ghost][sweep]") {
+TEST_CASE("request/answer sweep: overlapped leaves give what a collection and a loop give",
+          "[ghost][sweep]") {
   mpi::communicator w;
   using Domain = irr::IrregularDomain<Body<2>, irr::stencil::Moore<2>, irr::curve::Morton<2>>;
   Domain d(w, unit2, irr::refine::max_elements(4));
@@ -697,12 +663,14 @@ TEST_CASE("request/answer sweep: overlapped leaves give what a collection and a 
   try {
     d.sweep([&](typename Domain::Leaf leaf, const irr::LeafNeighbours&) {
       for (auto& e : leaf.elements) e.out = 7;
-      if (w.rank() == bad && leaf.id + 1 == d.local_leaf_count()) throw std::runtime_error("leaf failed");
+      if (w.rank() == bad && leaf.id + 1 == d.local_leaf_count())
+        throw std::runtime_error("leaf failed");
     });
   } catch (const irr::collective_error& e) {
     message = e.what();
   }
-  REQUIRE(count_true(w, message.find("leaf failed") != std::string::npos || d.local_leaf_count() == 0) == 0);
+  REQUIRE(count_true(w, message.find("leaf failed") != std::string::npos ||
+                            d.local_leaf_count() == 0) == 0);
   bool restored = true;
   for (const auto& e : d.local_elements()) restored = restored && e.out == -1;
   REQUIRE(count_true(w, restored) == 0);
