@@ -8,7 +8,7 @@
 #include <irregular/checkpoint/checksum.hpp>
 #include <irregular/checkpoint/format.hpp>
 #include <irregular/core/error.hpp>
-#include <irregular/distributed/checkpoint/curve_order.hpp>
+#include <irregular/distributed/domain/checkpoint_order.hpp>
 #include <irregular/distributed/checkpoint/sections.hpp>
 #include <irregular/distributed/domain/checkpoint_load.hpp>
 #include <irregular/distributed/ghost/store.hpp>
