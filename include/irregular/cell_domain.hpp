@@ -306,9 +306,11 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
   /// order). Coarsen marks on incomplete families (a sibling refined further, or not marked) are
   /// ignored, as CellTree::adapt does (tree/detail/adapt.hpp). A family that straddles ranks
   /// merges when the map can gather it on one rank (segment maps can, grid maps cannot: its marks
-  /// are then ignored); nothing else moves. Throws irregular::collective_error on every rank,
+  /// are then ignored); else only the children of a refined leaf a grid map holds whole move, to
+  /// their own ranks (doc/guide/cell-data.md). Throws irregular::collective_error on every rank,
   /// with the domain unchanged, for a mark on a cell that is no leaf, a refine at max_level, a
-  /// split or merge or load metric that throws, or a leaf budget exceeded. Collective over comm.
+  /// split, merge, load metric or datum's serialization that throws, or a leaf budget exceeded.
+  /// Collective over comm.
   template <class Split, class Merge>
   AdaptStats adapt(Split&& split, Merge&& merge) {
     try {
@@ -324,8 +326,9 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
   /// get data split(parent data, child cell), repeated down the levels. Equal to the sequential
   /// CellTree::balance of the same tree at every rank count (distributed/htree/balance.hpp).
   /// Returns the number of local leaves split; a balance that splits leaves clears the marks.
-  /// Throws irregular::collective_error on every rank, the domain unchanged, when split or the
-  /// load metric throws or the leaf budget is exceeded anywhere. Collective over comm.
+  /// Children of a leaf a grid map holds whole go to their own ranks, as after adapt. Throws
+  /// irregular::collective_error on every rank, the domain unchanged, when split, the metric or
+  /// a datum's serialization throws or the leaf budget is exceeded anywhere. Collective over comm.
   template <class Split>
   std::size_t balance(BalanceKind kind, Split&& split) {
     auto b = balance_distributed<C>(core_.comm_.get(), core_.map_, core_.leaves_.starts(),

@@ -1,16 +1,16 @@
 // Checkpoint and restart of a domain (both fronts): save writes one MPI-IO file whose bytes do
 // not depend on the number of ranks that wrote it nor on the map (checkpoint/format.hpp; under a
-// map without the range property the sections are staged into curve order, curve_order.hpp); load
-// (checkpoint_load.hpp) reads it on any number of ranks. Crash-safe: the file is written under a
-// temporary name in the same directory, synced, then renamed over the previous checkpoint.
+// map without the range property the sections are staged into curve order, checkpoint_order.hpp);
+// load (checkpoint_load.hpp) reads it on any number of ranks. Crash-safe: the file is written under
+// a temporary name in the same directory, synced, then renamed over the previous checkpoint.
 #pragma once
 
 #include <irregular/checkpoint/checksum.hpp>
 #include <irregular/checkpoint/format.hpp>
 #include <irregular/core/error.hpp>
-#include <irregular/distributed/domain/checkpoint_order.hpp>
 #include <irregular/distributed/checkpoint/sections.hpp>
 #include <irregular/distributed/domain/checkpoint_load.hpp>
+#include <irregular/distributed/domain/checkpoint_order.hpp>
 #include <irregular/distributed/ghost/store.hpp>
 #include <irregular/mpi/file.hpp>
 
@@ -289,7 +289,7 @@ void save_core(Core& core, const std::string& path, checkpoint::Kind kind, const
   };
   // The file is in curve order. When rank order is curve order (a map with the range property),
   // each rank writes its own leaves and records at one prefix sum per section; otherwise the
-  // sections are staged into curve order first (checkpoint/curve_order.hpp).
+  // sections are staged into curve order first (checkpoint_order.hpp).
   const bool any = !leaves.empty();
   const bool in_rank_order =
       ck::rank_order_is_curve_order(comm, any, ck::key_words(any ? leaves.start(0) : I{}),
