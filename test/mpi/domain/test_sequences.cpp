@@ -148,7 +148,7 @@ TEST_CASE("random programs over both domains agree with the serial reference",
   mpi::communicator world;
   std::uint64_t base = env_u64("IRREGULAR_SEQ_SEED", 20261129);
   std::uint64_t programs = env_u64("IRREGULAR_SEQ_PROGRAMS", 4);
-  std::uint64_t timeout = env_u64("IRREGULAR_SEQ_TIMEOUT", 120);
+  std::uint64_t timeout = env_u64("IRREGULAR_SEQ_TIMEOUT", 240);
   mpi::broadcast(world, base, 0);  // one seed for every rank, whatever each one's environment says
   mpi::broadcast(world, programs, 0);
   mpi::broadcast(world, timeout, 0);
