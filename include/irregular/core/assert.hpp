@@ -30,10 +30,11 @@ namespace detail {
 /// 1 when IRREGULAR_ASSERT checks, 0 when it compiles to nothing.
 #define IRREGULAR_ASSERTS_ON 1
 /// Throws irregular::assertion_failure naming `expr`, file and line when `expr` is false; checked
-/// when IRREGULAR_ENABLE_ASSERTS is defined or NDEBUG is not, otherwise not evaluated.
+/// when IRREGULAR_ENABLE_ASSERTS is defined or NDEBUG is not, otherwise not evaluated (but still
+/// compiled, so a variable only an assertion reads is not an unused variable under NDEBUG).
 #define IRREGULAR_ASSERT(expr) \
   ((expr) ? static_cast<void>(0) : ::irregular::detail::assertion_failed(#expr, __FILE__, __LINE__))
 #else
 #define IRREGULAR_ASSERTS_ON 0
-#define IRREGULAR_ASSERT(expr) static_cast<void>(0)
+#define IRREGULAR_ASSERT(expr) static_cast<void>(sizeof(!(expr)))
 #endif
