@@ -236,6 +236,37 @@ inline void write_file(
   }
 }
 
+/// The save's sections under a map without the range property: runs of curve-consecutive leaves
+/// are placed in the file (`first_byte` becomes each record's file offset, then `write_leaves`
+/// encodes the leaf records), and both sections are staged into curve order (checkpoint_order.hpp).
+template <class C, class Leaves, class WriteLeaves>
+checkpoint::StagedSections stage_runs(const boost::mpi::communicator& comm, const Leaves& leaves,
+                                      std::vector<std::uint64_t>& first_byte,
+                                      WriteLeaves& write_leaves,
+                                      std::span<const std::byte> leaf_bytes, std::uint64_t rec,
+                                      std::span<const std::byte> records, int tag) {
+  using I = typename C::index_type;
+  namespace ck = checkpoint;
+  const auto runs = ck::curve_runs<I>(leaves);
+  const std::size_t n = runs.start.size();
+  std::vector<ck::KeyWords> keys(n);
+  std::vector<std::uint64_t> counts(n), bytes(n), run_byte(n + 1, first_byte[leaves.size()]);
+  for (std::size_t k = 0; k < n; ++k) {
+    keys[k] = ck::key_words(runs.start[k]);
+    counts[k] = runs.first_leaf[k + 1] - runs.first_leaf[k];
+    run_byte[k] = first_byte[runs.first_leaf[k]];
+    bytes[k] = first_byte[runs.first_leaf[k + 1]] - run_byte[k];
+  }
+  const auto buckets = ck::run_buckets<I>(comm, runs.start, irregular::detail::index_end<C>());
+  const auto places = ck::place_runs(comm, keys, counts, bytes, buckets, tag);
+  for (std::size_t k = 0; k < n; ++k)  // each record's place: its run's, plus its offset in it
+    for (std::size_t i = runs.first_leaf[k]; i < runs.first_leaf[k + 1]; ++i)
+      first_byte[i] += places.byte[k] - run_byte[k];
+  write_leaves([&](std::size_t i) { return first_byte[i]; });
+  return ck::stage_in_curve_order(comm, runs.first_leaf, run_byte, places, leaf_bytes, rec, records,
+                                  tag);
+}
+
 /// Saves a domain core (collective). `kind`: which front; the values are the store's payload.
 template <class Core>
 void save_core(Core& core, const std::string& path, checkpoint::Kind kind, const SaveOptions& opt) {
@@ -301,24 +332,8 @@ void save_core(Core& core, const std::string& path, checkpoint::Kind kind, const
     write_leaves([&](std::size_t i) { return record_shares->begin[me] + first_byte[i]; });
     leaf_shares = ck::SectionShares::of(comm, leaf_bytes.size());
   } else {
-    const auto runs = ck::curve_runs<I>(leaves);
-    const std::size_t n = runs.start.size();
-    std::vector<ck::KeyWords> keys(n);
-    std::vector<std::uint64_t> counts(n), bytes(n), run_byte(n + 1, first_byte[leaves.size()]);
-    for (std::size_t k = 0; k < n; ++k) {
-      keys[k] = ck::key_words(runs.start[k]);
-      counts[k] = runs.first_leaf[k + 1] - runs.first_leaf[k];
-      run_byte[k] = first_byte[runs.first_leaf[k]];
-      bytes[k] = first_byte[runs.first_leaf[k + 1]] - run_byte[k];
-    }
-    const auto buckets = ck::run_buckets<I>(comm, runs.start, irregular::detail::index_end<C>());
-    const auto places = ck::place_runs(comm, keys, counts, bytes, buckets, Core::tag_checkpoint);
-    for (std::size_t k = 0; k < n; ++k)  // each record's place: its run's, plus its offset in it
-      for (std::size_t i = runs.first_leaf[k]; i < runs.first_leaf[k + 1]; ++i)
-        first_byte[i] += places.byte[k] - run_byte[k];
-    write_leaves([&](std::size_t i) { return first_byte[i]; });
-    staged = ck::stage_in_curve_order(comm, runs.first_leaf, run_byte, places, leaf_bytes, rec,
-                                      records, Core::tag_checkpoint);
+    staged = stage_runs<C>(comm, leaves, first_byte, write_leaves, leaf_bytes, rec, records,
+                           Core::tag_checkpoint);
     leaf_shares = staged->leaf_shares;
     record_shares = staged->record_shares;
   }
