@@ -133,4 +133,8 @@ class File {
   MPI_File fh_ = MPI_FILE_NULL;
 };
 
+/// MPI's "no hints" value for libraries that open files through MPI-IO themselves (HDF5's MPI-IO
+/// driver in io/vtkhdf.hpp), so that the rooms above mpi/ name no MPI object.
+inline auto no_file_hints() noexcept { return MPI_INFO_NULL; }
+
 }  // namespace irregular::mpi
