@@ -11,6 +11,12 @@ Usage: read_vtkhdf.py DIR WRITER...
   then reads every file named there: the number of cells and points, the bounds, and the sum of
   the field (NaN rows left out) must be what the program wrote; every step of a series must read.
 
+Usage: read_vtkhdf.py --series INDEX [--min-steps K] [--fields A,B,...] [-- WRITER...]
+  checks the series INDEX (a .vtkhdf.series file): with a WRITER, INDEX's directory is removed
+  first and WRITER run (it must exit 0 and write the series); then the index must list at least K
+  steps (default 1) at increasing times, and every file it lists must read with vtkHDFReader,
+  have cells, and have each field A, B, ... as cell data with one tuple per cell.
+
 Run it with /usr/bin/python3, where Debian's python3-vtk9 lives: a missing vtk fails the test,
 since scripts/bootstrap installs it.
 """
@@ -49,7 +55,91 @@ def field_sum(grid, name):
     return total
 
 
+def read_checked(vtk, path):
+    """The grid in `path`, or a failure when the file is missing or VTK reports an error."""
+    if not path.is_file():
+        fail(f'{path} is missing')
+    errors = []
+    reader = vtk.vtkHDFReader()
+    reader.AddObserver('ErrorEvent', lambda obj, event: errors.append(event))
+    # VTK reports some read errors only through its output window: capture them, never print.
+    window = vtk.vtkStringOutputWindow()
+    previous = vtk.vtkOutputWindow.GetInstance()
+    vtk.vtkOutputWindow.SetInstance(window)
+    try:
+        if not reader.CanReadFile(str(path)):
+            fail(f'vtkHDFReader cannot read {path}')
+        reader.SetFileName(str(path))
+        reader.Update()
+    finally:
+        vtk.vtkOutputWindow.SetInstance(previous)
+    text = window.GetOutput().strip()
+    if errors or 'ERROR' in text:
+        fail(f'vtkHDFReader reported an error on {path}: {text[:500]}')
+    return reader.GetOutput()
+
+
+def check_series(vtk, args):
+    """--series INDEX [--min-steps K] [--fields A,B] [-- WRITER...] (see the usage above)."""
+    writer = []
+    if '--' in args:
+        writer = args[args.index('--') + 1:]
+        args = args[:args.index('--')]
+    index, min_steps, fields = None, 1, []
+    i = 0
+    while i < len(args):
+        if args[i] == '--series' and i + 1 < len(args):
+            index = pathlib.Path(args[i + 1])
+        elif args[i] == '--min-steps' and i + 1 < len(args):
+            min_steps = int(args[i + 1])
+        elif args[i] == '--fields' and i + 1 < len(args):
+            fields = [f for f in args[i + 1].split(',') if f]
+        else:
+            fail(f'bad argument {args[i]}\n{__doc__}')
+        i += 2
+    if index is None:
+        fail(__doc__)
+    if writer:
+        # A stale series from an earlier run must not pass for this one's.
+        shutil.rmtree(index.parent, ignore_errors=True)
+        run = subprocess.run(writer)
+        if run.returncode != 0:
+            fail(f'the writer exited with {run.returncode}')
+    if not index.is_file():
+        fail(f'no series index {index}')
+    try:
+        steps = json.loads(index.read_text())['files']
+    except (ValueError, KeyError, TypeError) as e:
+        fail(f'{index} is not a file series: {e}')
+    if len(steps) < min_steps:
+        fail(f'{index}: {len(steps)} steps, expected at least {min_steps}')
+    times = [s['time'] for s in steps]
+    if any(b <= a for a, b in zip(times, times[1:])):
+        fail(f'{index}: times {times} not increasing')
+    for s in steps:
+        grid = read_checked(vtk, index.parent / s['name'])
+        cells = grid.GetNumberOfCells()
+        if cells == 0:
+            fail(f"{s['name']}: no cells")
+        for name in fields:
+            array = grid.GetCellData().GetArray(name)
+            if array is None:
+                fail(f"{s['name']}: no cell array {name}")
+            if array.GetNumberOfTuples() != cells:
+                fail(f"{s['name']}: {name} has {array.GetNumberOfTuples()} tuples for {cells} cells")
+        print(f"{s['name']} (time {s['time']}): {cells} cells, fields {', '.join(fields) or '-'}")
+    print(f'{index}: {len(steps)} steps read')
+    print('OK')
+
+
 def main():
+    if len(sys.argv) >= 2 and sys.argv[1] == '--series':
+        try:
+            import vtk
+        except ImportError as e:
+            fail(f'{sys.executable} cannot import vtk ({e}): install python3-vtk9 (scripts/bootstrap)')
+        check_series(vtk, sys.argv[1:])
+        return
     if len(sys.argv) < 3:
         fail(__doc__)
     try:

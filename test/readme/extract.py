@@ -7,7 +7,8 @@ usage: extract.py <source root> <outdir>
 The documentation is README.md and every doc/**/*.md. A complete program is a ```cpp or ```c++
 block that contains `int main`. Each is named after its file and the first line of the block
 (README.md line 28: readme_line_28; doc/guide/domain.md line 52: guide_domain_line_52). Programs
-that include Boost.MPI or the MPI layers are run under mpiexec, the others are serial.
+that include Boost.MPI or the MPI layers are run under mpiexec, the others are serial; those that
+include io/vtkhdf*.hpp are of kind hdf5 (MPI programs that need parallel HDF5, built only with it).
 
 The programs are compiled as two unity builds, OUTDIR/unity_mpi.cpp and OUTDIR/unity_serial.cpp,
 so that the Boost.MPI and library headers are parsed once, not once per program: each program
@@ -18,8 +19,8 @@ is written alone to OUTDIR/<name>.cpp instead. This prints
 
     source <file>                                 every document read, so that the build
                                                   reconfigures when one changes
-    unity <mpi|serial> <unity file>               each unity file, before the programs
-    program <name> <mpi|serial> <file>:<line> <unity|alone>
+    unity <mpi|serial|hdf5> <unity file>          each unity file, before the programs
+    program <name> <mpi|serial|hdf5> <file>:<line> <unity|alone>
     note <name> is built alone: <why>
 
 Any other .cpp file in OUTDIR (a program since moved or removed) is deleted.
@@ -35,6 +36,7 @@ import sys
 
 MPI_MARKERS = ('boost/mpi', 'irregular/irregular.hpp', 'irregular/domain.hpp', 'irregular/cell_domain.hpp',
                'irregular/mpi/', 'irregular/distributed/', 'irregular/checkpoint', 'irregular/io/vtk_domain.hpp')
+HDF5_MARKERS = ('irregular/io/vtkhdf',)
 EXCERPT = re.compile(r'^\s*//\s*excerpt:\s*(\S+)')
 # Besides classes and functions, what a wrapped program may declare at file scope: aliases,
 # static_assert, constexpr variables (constant-initialised: nothing runs before its main).
@@ -267,7 +269,7 @@ def extract(root, outdir):
     docs = documents(root)
     for path in docs:
         print('source', path.relative_to(root).as_posix())
-    programs, lines, written = {'mpi': [], 'serial': []}, [], set()
+    programs, lines, written = {'mpi': [], 'serial': [], 'hdf5': []}, [], set()
     for path in docs:
         rel = path.relative_to(root)
         for line, block in blocks(path):
@@ -276,6 +278,8 @@ def extract(root, outdir):
                 continue
             name = name_of(rel, line)
             kind = 'mpi' if any(m in text for m in MPI_MARKERS) else 'serial'
+            if any(m in text for m in HDF5_MARKERS):
+                kind = 'hdf5'
             wrapped = wrap(name, text)
             if isinstance(wrapped, str):
                 write(outdir / f'{name}.cpp', f'// {rel.as_posix()} line {line}\n' + text)

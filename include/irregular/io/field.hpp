@@ -17,15 +17,15 @@ namespace irregular::io {
 /// One output array: `components` doubles computed from each value of type T.
 template <class T>
 struct Field {
-  std::string name;    ///< the array's name
-  int components = 1;  ///< doubles per value, 1 to 9
+  std::string name;                                        ///< the array's name
+  int components = 1;                                      ///< doubles per value, 1 to 9
   std::function<void(const T&, std::span<double>)> value;  ///< fills `components` doubles
 };
 
 /// A scalar field: `io::scalar<Data>("u", [](const Data& d) { return d.u; })`.
 template <class T, class F>
-  requires std::is_convertible_v<std::invoke_result_t<F&, const T&>, double>
-Field<T> scalar(std::string name, F f) {
+requires std::is_convertible_v < std::invoke_result_t<F&, const T&>,
+double > Field<T> scalar(std::string name, F f) {
   return {std::move(name), 1,
           [f = std::move(f)](const T& t, std::span<double> out) mutable { out[0] = f(t); }};
 }

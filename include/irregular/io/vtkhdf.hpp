@@ -52,9 +52,9 @@ void place_rows(const boost::mpi::communicator& comm, const Leaves& leaves,
         element_counts[k] += elements[i];
   }
   const bool any = leaves.size() != 0;
-  const bool in_rank_order = ck::rank_order_is_curve_order(
-      comm, any, ck::key_words(any ? leaves.start(0) : I{}),
-      ck::key_words(any ? leaves.start(leaves.size() - 1) : I{}));
+  const bool in_rank_order =
+      ck::rank_order_is_curve_order(comm, any, ck::key_words(any ? leaves.start(0) : I{}),
+                                    ck::key_words(any ? leaves.start(leaves.size() - 1) : I{}));
   part.leaves = {};
   part.elements = {};
   if (in_rank_order) {
@@ -75,8 +75,7 @@ void place_rows(const boost::mpi::communicator& comm, const Leaves& leaves,
   std::vector<ck::KeyWords> keys(n);
   for (std::size_t k = 0; k < n; ++k) keys[k] = ck::key_words(runs.start[k]);
   const auto buckets = ck::run_buckets<I>(comm, runs.start, irregular::detail::index_end<C>());
-  const auto places =
-      ck::place_runs(comm, keys, leaf_counts, element_counts, buckets, tag_vtkhdf);
+  const auto places = ck::place_runs(comm, keys, leaf_counts, element_counts, buckets, tag_vtkhdf);
   part.leaves = {places.leaf, leaf_counts, places.leaves};
   part.elements = {places.byte, element_counts, places.bytes};
 }
@@ -118,9 +117,9 @@ void evaluate(std::span<const T> items, const std::vector<Field<T>>& fields, boo
     VtkHdfArray a{f.name, f.components, on_leaves, {}};
     a.values.resize(items.size() * static_cast<std::size_t>(f.components));
     for (std::size_t i = 0; i < items.size(); ++i)
-      f.value(items[i], std::span<double>(a.values).subspan(
-                            i * static_cast<std::size_t>(f.components),
-                            static_cast<std::size_t>(f.components)));
+      f.value(items[i],
+              std::span<double>(a.values).subspan(i * static_cast<std::size_t>(f.components),
+                                                  static_cast<std::size_t>(f.components)));
     out.push_back(std::move(a));
   }
 }
@@ -159,8 +158,7 @@ inline void check_names(const boost::mpi::communicator& comm, const std::string&
   const auto dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
   if (!std::filesystem::is_directory(dir, ec))
     throw error(where + ": the directory " + dir.string() + " does not exist");
-  if (std::filesystem::is_directory(p, ec))
-    throw error(where + ": " + path + " is a directory");
+  if (std::filesystem::is_directory(p, ec)) throw error(where + ": " + path + " is a directory");
 }
 
 template <class Domain>
@@ -184,9 +182,8 @@ void write_vtkhdf(const CellDomain<Data, S, C, M, P>& domain, const std::string&
   const auto& comm = domain.comm();
   const std::string where = detail::where_of(domain);
   detail::VtkHdfPart part;
-  mpi::agree(comm, [&] {
-    detail::evaluate<Data>(domain.local_data(), fields, true, where, part.arrays);
-  });
+  mpi::agree(
+      comm, [&] { detail::evaluate<Data>(domain.local_data(), fields, true, where, part.arrays); });
   mpi::agree(comm, [&] { detail::check_names(comm, path, part.arrays, 0, where); });
   detail::place_rows<C>(comm, domain.local_tree(), {}, part);
   detail::leaf_geometry<C>(domain.local_tree(), domain.box(), part);
@@ -214,7 +211,8 @@ void write_vtkhdf(const IrregularDomain<E, S, C, M, P>& domain, const std::strin
     std::uint64_t sum = 0;
     for (const auto c : counts) sum += c;
     if (sum != elements.size())
-      throw invalid_argument(where + ": elements inserted since the last build() are not "
+      throw invalid_argument(where +
+                             ": elements inserted since the last build() are not "
                              "placed yet: call build() first");
     part.arrays.push_back({"elements", 1, true, std::vector<double>(counts.begin(), counts.end())});
     detail::evaluate<E>(elements, fields, false, where, part.arrays);
@@ -228,7 +226,8 @@ void write_vtkhdf(const IrregularDomain<E, S, C, M, P>& domain, const std::strin
     for (std::uint64_t k = 0; k < counts[i]; ++k, ++at) {
       const auto x = element_traits<E>::position(elements[at]);
       for (int d = 0; d < 3; ++d)
-        part.element_points.push_back(d < static_cast<int>(x.size()) ? x[static_cast<std::size_t>(d)] : 0.0);
+        part.element_points.push_back(
+            d < static_cast<int>(x.size()) ? x[static_cast<std::size_t>(d)] : 0.0);
       part.element_level.push_back(part.level[i]);
     }
   detail::write_vtkhdf_part(comm, path, part, where);

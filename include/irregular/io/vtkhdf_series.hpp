@@ -73,8 +73,9 @@ class VtkHdfSeries {
   [[nodiscard]] std::string index_path() const {
     return (std::filesystem::path(directory_) / (name_ + ".vtkhdf.series")).string();
   }
-  /// The steps written so far: file names (relative to the directory) and times.
+  /// The files of the steps written so far, relative to the directory.
   [[nodiscard]] const std::vector<std::string>& files() const noexcept { return files_; }
+  /// The times of the steps written so far.
   [[nodiscard]] const std::vector<double>& times() const noexcept { return times_; }
 
  private:
@@ -83,8 +84,8 @@ class VtkHdfSeries {
     for (std::size_t k = 0; k < files_.size(); ++k) {
       char buf[32];
       const auto r = std::to_chars(buf, buf + sizeof buf, times_[k]);
-      text += "    { \"name\" : \"" + files_[k] + "\", \"time\" : " +
-              std::string(buf, static_cast<std::size_t>(r.ptr - buf)) + " }" +
+      text += "    { \"name\" : \"" + files_[k] +
+              "\", \"time\" : " + std::string(buf, static_cast<std::size_t>(r.ptr - buf)) + " }" +
               (k + 1 < files_.size() ? ",\n" : "\n");
     }
     text += "  ]\n}\n";

@@ -6,8 +6,6 @@
 // index and the domain unchanged.
 // With IRREGULAR_VTKHDF_OUT=<dir>, the [files] case keeps its files there, with expected.txt (the
 // counts, bounds and field sums) for test/io/read_vtkhdf.py (VTK's own reader).
-#include <catch2/catch.hpp>
-
 #include <irregular/cell_domain.hpp>
 #include <irregular/curve/hilbert.hpp>
 #include <irregular/curve/morton.hpp>
@@ -18,20 +16,20 @@
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
 
-#include <hdf5.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <hdf5.h>
 #include <map>
 #include <sstream>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace irr = irregular;
@@ -258,7 +256,8 @@ double grid_state(const irr::CellDomain<Datum, irr::stencil::Moore<D>, irr::curv
 }
 double bodies_state(const Bodies& d) {
   std::vector<double> v;
-  for (const auto& b : d.local_elements()) v.insert(v.end(), {b.position[0], b.position[1], b.mass});
+  for (const auto& b : d.local_elements())
+    v.insert(v.end(), {b.position[0], b.position[1], b.mass});
   return state_sum(d, v);
 }
 
@@ -276,15 +275,17 @@ std::string check_grid_file(const Datasets& f, std::uint64_t leaves) {
   if (off.size() != leaves + 1 || off[0] != 0) return "Offsets";
   double area = 0;
   for (std::size_t g = 0; g < leaves; ++g) {
-    if (off[g + 1] != static_cast<double>(4 * (g + 1)) || types[g] != 9) return "cell " + std::to_string(g);
+    if (off[g + 1] != static_cast<double>(4 * (g + 1)) || types[g] != 9)
+      return "cell " + std::to_string(g);
     const double side = 1.0 / static_cast<double>(std::uint64_t{1} << static_cast<int>(level[g]));
     const double* p = &pts[12 * g];
     for (int k = 0; k < 4; ++k)
-      if (conn[4 * g + static_cast<std::size_t>(k)] != static_cast<double>(4 * g + static_cast<std::size_t>(k)))
+      if (conn[4 * g + static_cast<std::size_t>(k)] !=
+          static_cast<double>(4 * g + static_cast<std::size_t>(k)))
         return "connectivity";
     // (lo,lo) (hi,lo) (hi,hi) (lo,hi), z = 0
-    if (p[3] - p[0] != side || p[7] - p[4] != side || p[6] != p[3] || p[9] != p[0] || p[10] != p[7] ||
-        p[2] != 0)
+    if (p[3] - p[0] != side || p[7] - p[4] != side || p[6] != p[3] || p[9] != p[0] ||
+        p[10] != p[7] || p[2] != 0)
       return "corners of cell " + std::to_string(g);
     area += side * side;
   }
@@ -411,7 +412,8 @@ TEST_CASE("write_vtkhdf of a 3D element domain: hexahedra then the bodies as ver
       }
       for (std::size_t e = 0; e < body_count; ++e) {
         const std::size_t row = L + e;
-        const std::array<double, 3> x{pts[3 * (8 * L + e)], pts[3 * (8 * L + e) + 1], pts[3 * (8 * L + e) + 2]};
+        const std::array<double, 3> x{pts[3 * (8 * L + e)], pts[3 * (8 * L + e) + 1],
+                                      pts[3 * (8 * L + e) + 2]};
         if (kind[row] != 1 || types[row] != 1 || !std::isnan(count[row])) verdict = "element row";
         if (vel[3 * row] != x[0] - 0.5 || vel[3 * row + 1] != x[1] || vel[3 * row + 2] != -x[2])
           verdict = "velocity of element " + std::to_string(e);
@@ -488,7 +490,8 @@ TEST_CASE("a VtkHdfSeries: one file per step and an index that lists the finishe
     if (w.rank() == w.size() - 1) throw std::runtime_error("field failed");
     return x.u;
   })};
-  REQUIRE_THROWS_AS(series.write(d, 2.0, bad), irr::collective_error);  // 64 leaves: 7 ranks hold some
+  REQUIRE_THROWS_AS(series.write(d, 2.0, bad),
+                    irr::collective_error);  // 64 leaves: 7 ranks hold some
   REQUIRE(series.files().size() == 3);
   REQUIRE(grid_state(d) == before);
   // A time that does not advance is refused.
@@ -500,7 +503,8 @@ TEST_CASE("a VtkHdfSeries: one file per step and an index that lists the finishe
          text.find("\"time\" : 1 }") != std::string::npos &&
          text.find("grid3d_3") == std::string::npos;
     for (int s = 0; s < 3; ++s) {
-      const auto f = read_file((out.path / "series" / ("grid3d_" + std::to_string(s) + ".vtkhdf")).string());
+      const auto f =
+          read_file((out.path / "series" / ("grid3d_" + std::to_string(s) + ".vtkhdf")).string());
       ok = ok && f.count("CellData/u") == 1 &&
            f.at("NumberOfCells").values[0] == static_cast<double>(leaves);
     }

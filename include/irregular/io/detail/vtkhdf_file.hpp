@@ -11,14 +11,13 @@
 
 #include <boost/mpi/communicator.hpp>
 
-#include <hdf5.h>
-
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <hdf5.h>
 #include <limits>
 #include <span>
 #include <string>
@@ -54,14 +53,14 @@ struct VtkHdfArray {
 /// What one rank writes. Cells are the leaves (quads or hexahedra, each with its own corner
 /// points) followed by the elements (vertex cells), in that order in every dataset.
 struct VtkHdfPart {
-  int corners = 4;                           ///< points per leaf cell: 4 (2D) or 8 (3D)
-  int leaf_type = 9;                         ///< VTK_QUAD or VTK_HEXAHEDRON
-  VtkHdfRows leaves, elements;               ///< where this rank's rows go
-  std::vector<double> leaf_points;           ///< corners × 3 per local leaf
-  std::vector<double> element_points;        ///< 3 per local element
+  int corners = 4;                                 ///< points per leaf cell: 4 (2D) or 8 (3D)
+  int leaf_type = 9;                               ///< VTK_QUAD or VTK_HEXAHEDRON
+  VtkHdfRows leaves, elements;                     ///< where this rank's rows go
+  std::vector<double> leaf_points;                 ///< corners × 3 per local leaf
+  std::vector<double> element_points;              ///< 3 per local element
   std::vector<std::int32_t> level, element_level;  ///< per local leaf / element
-  std::vector<VtkHdfArray> arrays;           ///< the user's arrays and the domain's
-  bool with_elements = false;                ///< whether the file has an element section (`kind`)
+  std::vector<VtkHdfArray> arrays;                 ///< the user's arrays and the domain's
+  bool with_elements = false;  ///< whether the file has an element section (`kind`)
 };
 
 /// A test seam: called on every rank after each step of the write that changed a file (its name:
@@ -76,7 +75,10 @@ inline std::function<void(std::string_view)>& vtkhdf_fault_hook() {
 /// the caller's handler back afterwards.
 class Hdf5Quiet {
  public:
-  Hdf5Quiet() { H5Eget_auto2(H5E_DEFAULT, &func_, &data_); H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+  Hdf5Quiet() {
+    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
   ~Hdf5Quiet() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
   Hdf5Quiet(const Hdf5Quiet&) = delete;
   Hdf5Quiet& operator=(const Hdf5Quiet&) = delete;
@@ -130,8 +132,8 @@ inline std::vector<VtkHdfSlab> vtkhdf_slabs(const VtkHdfPart& part, std::uint64_
     const std::uint64_t base = head + part.leaves.total * leaf_rows;
     for (std::size_t k = 0; k < part.elements.first.size(); ++k)
       if (part.elements.count[k] != 0)
-        s.push_back({base + part.elements.first[k] * element_rows,
-                     part.elements.count[k] * element_rows});
+        s.push_back(
+            {base + part.elements.first[k] * element_rows, part.elements.count[k] * element_rows});
   }
   return s;
 }
@@ -208,16 +210,16 @@ inline void write_vtkhdf_part(const boost::mpi::communicator& comm, const std::s
             "set up MPI-IO");
       file = Hdf5Id(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose);
       check(file.get() >= 0, "create the file");
-      group = Hdf5Id(H5Gcreate2(file.get(), "VTKHDF", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                     H5Gclose);
+      group =
+          Hdf5Id(H5Gcreate2(file.get(), "VTKHDF", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
       check(group.get() >= 0, "create the group VTKHDF");
       // Attributes: Version = {1, 0}, Type = "UnstructuredGrid" (a fixed-length ASCII string).
       const std::array<int, 2> version{1, 0};
       const std::array<hsize_t, 1> two{2};
       Hdf5Id vspace(H5Screate_simple(1, two.data(), nullptr), H5Sclose);
-      Hdf5Id vattr(H5Acreate2(group.get(), "Version", H5T_STD_I32LE, vspace.get(), H5P_DEFAULT,
-                              H5P_DEFAULT),
-                   H5Aclose);
+      Hdf5Id vattr(
+          H5Acreate2(group.get(), "Version", H5T_STD_I32LE, vspace.get(), H5P_DEFAULT, H5P_DEFAULT),
+          H5Aclose);
       check(vattr.get() >= 0 && H5Awrite(vattr.get(), H5T_NATIVE_INT, version.data()) >= 0,
             "write the attribute Version");
       const std::string_view type = "UnstructuredGrid";
@@ -226,14 +228,13 @@ inline void write_vtkhdf_part(const boost::mpi::communicator& comm, const std::s
                 H5Tset_strpad(stype.get(), H5T_STR_NULLPAD) >= 0,
             "describe the attribute Type");
       Hdf5Id sspace(H5Screate(H5S_SCALAR), H5Sclose);
-      Hdf5Id tattr(H5Acreate2(group.get(), "Type", stype.get(), sspace.get(), H5P_DEFAULT,
-                              H5P_DEFAULT),
-                   H5Aclose);
+      Hdf5Id tattr(
+          H5Acreate2(group.get(), "Type", stype.get(), sspace.get(), H5P_DEFAULT, H5P_DEFAULT),
+          H5Aclose);
       check(tattr.get() >= 0 && H5Awrite(tattr.get(), stype.get(), type.data()) >= 0,
             "write the attribute Type");
-      cell_group = Hdf5Id(H5Gcreate2(group.get(), "CellData", H5P_DEFAULT, H5P_DEFAULT,
-                                     H5P_DEFAULT),
-                          H5Gclose);
+      cell_group = Hdf5Id(
+          H5Gcreate2(group.get(), "CellData", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
       check(cell_group.get() >= 0, "create the group CellData");
     });
 
@@ -323,8 +324,8 @@ inline void write_vtkhdf_part(const boost::mpi::communicator& comm, const std::s
           else
             values.insert(values.end(), a.values.begin(), a.values.end());
         }
-        dataset(cell_group.get(), a.name.c_str(), H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, cells,
-                comps, rows, values.data());
+        dataset(cell_group.get(), a.name.c_str(), H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, cells, comps,
+                rows, values.data());
       }
     });
 
