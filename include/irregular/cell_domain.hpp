@@ -249,7 +249,7 @@ requires LoadMetric<Metric, C::dim> &&(S::dim == C::dim) &&
   }
   /// Remote hnodes by a traversal predicate: as IrregularDomain::walk_hnodes, a leaf's one
   /// datum as its elements. Collective over comm.
-  template <class V, class Open, class Accept, class Strategy = hnodes::InformedFaultPrevention>
+  template <class V, class Open, class Accept, class Strategy = hnodes::Kept>
   HnodeStats walk_hnodes(HnodeValues<C, V>& values, Open&& open, Accept&& accept,
                          Strategy&& strategy = {}) const {
     return core_.template walk_hnodes<Data>(

@@ -505,8 +505,10 @@ requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C
   /// entered; `accept(leaf, hnode, false, {})` for an hnode taken as it is, `accept(leaf, hnode,
   /// true, elements)` for a leaf opened. A leaf's calls are consecutive, in one order at every
   /// rank count and strategy (hnodes::RequestAnswer, FaultPrevention, InformedFaultPrevention:
-  /// keep it across calls, ByName). Errors are agreed. Collective over comm.
-  template <class V, class Open, class Accept, class Strategy = hnodes::InformedFaultPrevention>
+  /// keep it across calls, ByName). Without one, the domain's own informed fault prevention
+  /// (hnodes::Kept), kept per kind of walk, so repeated walks reuse its sets. Errors are agreed.
+  /// Collective over comm.
+  template <class V, class Open, class Accept, class Strategy = hnodes::Kept>
   HnodeStats walk_hnodes(HnodeValues<C, V>& values, Open&& open, Accept&& accept,
                          Strategy&& strategy = {}) const {
     return core_.template walk_hnodes<Element>(

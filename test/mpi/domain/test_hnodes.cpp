@@ -351,14 +351,14 @@ bool same(const std::vector<Trace>& a, const std::vector<Trace>& b) {
 }
 
 irr::HnodeStats summed(const mpi::communicator& w, const irr::HnodeStats& s) {
-  std::array<std::uint64_t, 6> mine{s.messages,      s.bytes,    s.hnodes_sent,
-                                    s.elements_sent, s.unopened, s.faults},
+  std::array<std::uint64_t, 7> mine{s.messages, s.bytes,  s.hnodes_sent, s.elements_sent,
+                                    s.unopened, s.faults, s.reused_sets},
       all{};
   for (std::size_t k = 0; k < mine.size(); ++k)
     mpi::all_reduce(w, mine[k], all[k], std::plus<std::uint64_t>());
   irr::HnodeStats t;
   t.messages = all[0], t.bytes = all[1], t.hnodes_sent = all[2], t.elements_sent = all[3];
-  t.unopened = all[4], t.faults = all[5], t.rounds = s.rounds;
+  t.unopened = all[4], t.faults = all[5], t.reused_sets = all[6], t.rounds = s.rounds;
   return t;
 }
 
@@ -398,7 +398,7 @@ void check_walks(const Points& pts, std::size_t k) {
       for (const auto& t : alone) REQUIRE(t.near_elements == pts.size());
 
     irr::hnodes::InformedFaultPrevention ifp;
-    for (int s = 0; s < 5; ++s) {
+    for (int s = 0; s < 7; ++s) {
       auto values = summaries_of(d);
       irr::HnodeStats st;
       std::vector<Trace> got;
@@ -406,6 +406,9 @@ void check_walks(const Points& pts, std::size_t k) {
       if (s == 1) got = traces(d, values, theta, irr::hnodes::FaultPrevention{}, &st);
       if (s >= 2 && s <= 3) got = traces(d, values, theta, ifp, &st);  // the second reuses
       if (s == 4) got = traces(d, values, theta, irr::hnodes::ByName("FP"), &st);
+      // Naming no strategy: the domain's own, kept across calls (and across theta: one opening
+      // test type), so only the domain's first walk computes its sets.
+      if (s >= 5) got = traces(d, values, theta, irr::hnodes::Kept{}, &st);
       REQUIRE(same(gathered(w, got), alone));
       const auto all = summed(w, st);
       if (s == 0 && w.size() > 1) {
@@ -417,6 +420,11 @@ void check_walks(const Points& pts, std::size_t k) {
         REQUIRE(all.rounds == 0);
       }
       if (s == 3) REQUIRE(ifp.reused() == 1);
+      if (s == 2 || s == 4) REQUIRE(all.reused_sets == 0);
+      if (s == 3) REQUIRE(all.reused_sets == static_cast<std::uint64_t>(w.size()));
+      if (s >= 5)
+        REQUIRE(all.reused_sets ==
+                (s == 5 && theta == 0.0 ? 0u : static_cast<std::uint64_t>(w.size())));
       if (w.size() == 1) REQUIRE(all.messages == 0);
     }
   }

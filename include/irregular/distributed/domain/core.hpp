@@ -518,7 +518,10 @@ class DomainCore {
     });
     hnodes::WalkInput<C, V, E, Open> in{comm_.get(),  values, leaves_,   elements_of,
                                         store_.box(), open,   tag_hnodes};
-    return hnodes::walk(in, accept, strategy);
+    if constexpr (std::same_as<std::remove_cvref_t<Strategy>, hnodes::Kept>)
+      return hnodes::walk(in, accept, kept_walks_.template of<V, std::remove_cvref_t<Open>>());
+    else
+      return hnodes::walk(in, accept, strategy);
   }
   /// What a ghost collection reads about the tree, for one call named `who`.
   [[nodiscard]] typename ghost_store::template Tree<map_type> tree(const char* who) const {
@@ -549,6 +552,7 @@ class DomainCore {
   ghost_store ghosts_;
   mpi::MigrationCounters migration_{}, migration_global_{};
   BuildProfile profile_{};
+  mutable hnodes::KeptStates kept_walks_;  // the strategy of walks that name none
   std::size_t max_leaves_ = 0;
   std::uint64_t generation_ = 0;       ///< bumped whenever the tree or the map changes
   double migration_seconds_ = 0;       ///< this rank's time in the last remap

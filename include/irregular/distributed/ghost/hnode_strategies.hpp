@@ -17,6 +17,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <typeindex>
+#include <typeinfo>
 #include <variant>
 #include <vector>
 
@@ -115,6 +117,7 @@ class InformedFaultPrevention {
       return true;
     }
     ++reused_;
+    ++st.reused_sets;
     for (int r = 0; r < p; ++r)
       for (const auto& e : sets_[static_cast<std::size_t>(r)]) {
         const std::size_t n = v.find(key_start<C>(e), e.level);
@@ -163,6 +166,30 @@ class InformedFaultPrevention {
   std::uint64_t layout_ = 0;
   std::uint64_t reused_ = 0;
   std::vector<std::vector<Entry>> sets_;
+};
+
+/// The domain's own informed fault prevention, kept across calls: the strategy a walk uses when
+/// it names none. The domain keeps one state per kind of walk (hnode value type and opening
+/// test), so that repeated walks send their kept sets again instead of recomputing them.
+struct Kept {
+  /// The strategy's name in reports.
+  static constexpr const char* name() noexcept { return InformedFaultPrevention::name(); }
+};
+
+/// The states behind Kept: one InformedFaultPrevention per kind of walk, found by type.
+class KeptStates {
+ public:
+  /// The state of walks over values of type V opened by an Open.
+  template <class V, class Open>
+  InformedFaultPrevention& of() {
+    const std::type_index key(typeid(std::pair<V, Open>));
+    for (auto& [k, s] : states_)
+      if (k == key) return s;
+    return states_.emplace_back(key, InformedFaultPrevention{}).second;
+  }
+
+ private:
+  std::vector<std::pair<std::type_index, InformedFaultPrevention>> states_;  // a few kinds
 };
 
 /// A strategy chosen at run time: "RA", "FP" or "IFP" (or the long names).

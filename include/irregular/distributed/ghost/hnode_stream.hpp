@@ -44,6 +44,7 @@ struct HnodeStats {
   std::uint64_t unopened = 0;       ///< remote hnodes received that no walk here reached
   std::uint64_t faults = 0;         ///< remote hnodes the walks found closed and asked for
   std::uint64_t rounds = 0;         ///< request/answer rounds that asked anything (any rank)
+  std::uint64_t reused_sets = 0;    ///< walks that sent kept sets again (informed prevention)
   /// Adds another walk's counts.
   HnodeStats& operator+=(const HnodeStats& o) noexcept {
     messages += o.messages;
@@ -53,6 +54,7 @@ struct HnodeStats {
     unopened += o.unopened;
     faults += o.faults;
     rounds += o.rounds;
+    reused_sets += o.reused_sets;
     return *this;
   }
 };
