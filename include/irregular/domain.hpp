@@ -501,13 +501,13 @@ requires Locatable<Element, C::dim> && LoadMetric<Metric, C::dim> &&(S::dim == C
   }
   /// Remote hnodes by a traversal predicate (distributed/ghost/hnode_walk.hpp): every local
   /// leaf walks `values` (reduce_up's, since the last change of tree or map) from the root;
-  /// `open(hnode_box, reader_box)` (monotone in the reader, the leaf's box) decides what is
-  /// entered; `accept(leaf, hnode, false, {})` for an hnode taken as it is, `accept(leaf, hnode,
-  /// true, elements)` for a leaf opened. A leaf's calls are consecutive, in one order at every
-  /// rank count and strategy (hnodes::RequestAnswer, FaultPrevention, InformedFaultPrevention:
-  /// keep it across calls, ByName). Without one, the domain's own informed fault prevention
-  /// (hnodes::Kept), kept per kind of walk, so repeated walks reuse its sets. Errors are agreed.
-  /// Collective over comm.
+  /// `open(hnode_box, reader_box)` or `open(hnodes::HnodeView, reader_box)` (monotone in the
+  /// reader, the leaf's box; sampled when assertions are on) decides what is entered; `accept(leaf,
+  /// hnode, false, {})` for an hnode taken as it is, `accept(leaf, hnode, true, elements)` for a
+  /// leaf opened. A leaf's calls are consecutive, in one order at every rank count and strategy
+  /// (hnodes::RequestAnswer, FaultPrevention, InformedFaultPrevention: keep it across calls,
+  /// ByName). Without one, the domain's own informed fault prevention (hnodes::Kept), kept per kind
+  /// of walk, so repeated walks reuse its sets. Errors are agreed. Collective over comm.
   template <class V, class Open, class Accept, class Strategy = hnodes::Kept>
   HnodeStats walk_hnodes(HnodeValues<C, V>& values, Open&& open, Accept&& accept,
                          Strategy&& strategy = {}) const {

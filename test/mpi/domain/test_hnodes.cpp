@@ -304,13 +304,13 @@ struct Trace {
 };
 
 template <class Domain, class Values>
-std::vector<Trace> traces(const Domain& d, Values& values, double theta, auto&& strategy,
-                          irr::HnodeStats* stats = nullptr) {
+std::vector<Trace> traces_by(const Domain& d, Values& values, auto open, auto&& strategy,
+                             irr::HnodeStats* stats = nullptr) {
   std::vector<Trace> t(d.local_leaf_count());
   for (std::size_t i = 0; i < t.size(); ++i)
     t[i] = {static_cast<std::uint64_t>(d.local_tree().start(i)), 0x9E3779B97F4A7C15ull, 0};
   const auto st = d.walk_hnodes(
-      values, Mac<Domain::dim>{theta},
+      values, open,
       [&](std::size_t leaf, std::size_t n, bool near,
           std::span<const typename Domain::element_type> es) {
         auto& h = t[leaf].hash;
@@ -326,6 +326,12 @@ std::vector<Trace> traces(const Domain& d, Values& values, double theta, auto&& 
       strategy);
   if (stats) *stats = st;
   return t;
+}
+
+template <class Domain, class Values>
+std::vector<Trace> traces(const Domain& d, Values& values, double theta, auto&& strategy,
+                          irr::HnodeStats* stats = nullptr) {
+  return traces_by(d, values, Mac<Domain::dim>{theta}, strategy, stats);
 }
 
 std::vector<Trace> gathered(const mpi::communicator& w, const std::vector<Trace>& mine) {
@@ -437,6 +443,83 @@ TEST_CASE("walk_hnodes: every strategy gives each leaf the walk of a one-rank ru
   using D3 = irr::IrregularDomain<Element<3>, irr::stencil::Moore<3>, Curve3>;
   check_walks<D2>(clustered<2>(1200, 31), 8);
   check_walks<D3>(clustered<3>(900, 32), 8);
+}
+
+// An opening test that reads the hnode's value: empty hnodes stay closed (their value is taken
+// as it is), the others open by the box-box criterion. Monotone in the reader box as Mac is.
+template <int D>
+struct NonEmptyMac {
+  double theta;
+  bool operator()(const irr::hnodes::HnodeView<D, Summary>& h, const irr::Box<D>& r) const {
+    return h.value.count > 0 && Mac<D>{theta}(h.box, r);
+  }
+};
+
+TEST_CASE("walk_hnodes: an opening test that reads the hnode's value, under every strategy") {
+  mpi::communicator w;
+  using D2 = irr::IrregularDomain<Element<2>, irr::stencil::Moore<2>, Curve2>;
+  const auto pts = clustered<2>(1000, 41);
+  D2 d(w, unit_box<2>(), irr::refine::max_elements(6));
+  insert_and_build(d, pts, 1);
+  // The oracle: one rank holding every point, request/answer, on rank 0.
+  std::vector<Trace> alone, boxes_only;
+  if (w.rank() == 0) {
+    mpi::communicator self(MPI_COMM_SELF, mpi::comm_attach);
+    D2 s(self, unit_box<2>(), irr::refine::max_elements(6));
+    std::vector<Element<2>> all;
+    for (std::size_t i = 0; i < pts.size(); ++i) all.push_back({pts[i], i});
+    s.insert(all);
+    s.build();
+    auto v = summaries_of(s);
+    alone = traces_by(s, v, NonEmptyMac<2>{0.6}, irr::hnodes::RequestAnswer{});
+    boxes_only = traces_by(s, v, Mac<2>{0.6}, irr::hnodes::RequestAnswer{});
+    // Clustered points leave empty cells: the value changes what is opened.
+    REQUIRE(!same(alone, boxes_only));
+  }
+  std::vector<std::uint64_t> flat;
+  for (const auto& t : alone) flat.insert(flat.end(), {t.start, t.hash, t.near_elements});
+  mpi::broadcast(w, flat, 0);
+  alone.clear();
+  for (std::size_t i = 0; i + 2 < flat.size(); i += 3)
+    alone.push_back({flat[i], flat[i + 1], flat[i + 2]});
+  irr::hnodes::InformedFaultPrevention ifp;
+  for (int s = 0; s < 5; ++s) {
+    CAPTURE(s);
+    auto values = summaries_of(d);
+    irr::HnodeStats st;
+    std::vector<Trace> got;
+    const NonEmptyMac<2> open{0.6};
+    if (s == 0) got = traces_by(d, values, open, irr::hnodes::RequestAnswer{}, &st);
+    if (s == 1) got = traces_by(d, values, open, irr::hnodes::FaultPrevention{}, &st);
+    if (s == 2 || s == 3) got = traces_by(d, values, open, ifp, &st);
+    if (s == 4) got = traces_by(d, values, open, irr::hnodes::Kept{}, &st);
+    REQUIRE(same(gathered(w, got), alone));
+    if (s >= 1) REQUIRE(summed(w, st).faults == 0);
+  }
+}
+
+TEST_CASE("walk_hnodes: an opening test that is not monotone is refused in test builds") {
+  mpi::communicator w;
+  using D2 = irr::IrregularDomain<Element<2>, irr::stencil::Moore<2>, Curve2>;
+  D2 d(w, unit_box<2>(), irr::refine::max_elements(6));
+  insert_and_build(d, clustered<2>(800, 43), 1);
+  auto values = summaries_of(d);
+  // A smaller reader opens more: every hnode as small as the reader opens for the reader's
+  // lower half, not for the reader.
+  const auto open = [](const irr::Box<2>& h, const irr::Box<2>& r) {
+    return Mac<2>{0.7}(h, r) || r.extent(0) < 0.6 * h.extent(0);
+  };
+  const auto accept = [](std::size_t, std::size_t, bool, std::span<const Element<2>>) {};
+  std::string message;
+  try {
+    (void)d.walk_hnodes(values, open, accept, irr::hnodes::RequestAnswer{});
+  } catch (const irr::collective_error& e) {
+    message = e.what();
+  }
+  CAPTURE(message);
+  REQUIRE(message.find("not monotone") != std::string::npos);
+  // A monotone one on the same values walks (the check samples, and finds nothing).
+  (void)d.walk_hnodes(values, Mac<2>{0.7}, accept, irr::hnodes::RequestAnswer{});
 }
 
 TEST_CASE("walk_hnodes: a throwing open or accept on one rank, or stale values, is agreed") {

@@ -68,6 +68,32 @@ Box<C::dim> cell_box(const Box<C::dim>& box, const Cell<C::dim>& c) {
   return {box.lower(c, n), box.upper(c, n)};
 }
 
+/// What an opening test may read of an hnode: `open(view, reader_box)` sees its box, its cell
+/// and its value (reduce_up's), so criteria such as the distance from the reader to the centre
+/// of mass, or skipping empty hnodes, can be written. It must stay monotone in the reader box.
+template <int D, class V>
+struct HnodeView {
+  const Box<D>& box;  ///< the hnode's box
+  Cell<D> cell;       ///< its cell
+  const V& value;     ///< its value
+};
+
+/// Whether `open` opens hnode n of `v` (box `hb`) for a reader with box `reader`: open(hb,
+/// reader) when open takes two boxes, else open(HnodeView, reader).
+template <class Open, SpaceFillingCurve C, class V>
+bool opens(Open& open, const HnodeValues<C, V>& v, std::size_t n, const Box<C::dim>& hb,
+           const Box<C::dim>& reader) {
+  if constexpr (std::is_invocable_r_v<bool, Open&, const Box<C::dim>&, const Box<C::dim>&>) {
+    return open(hb, reader);
+  } else {
+    static_assert(
+        std::is_invocable_r_v<bool, Open&, const HnodeView<C::dim, V>&, const Box<C::dim>&>,
+        "walk_hnodes: open(hnode_box, reader_box) or open(HnodeView<dim, V>, reader_box), "
+        "returning bool");
+    return open(HnodeView<C::dim, V>{hb, v.cell(n), v.value(n)}, reader);
+  }
+}
+
 /// Where the hnodes are: the tree with its values, this rank's leaves and their elements (raw
 /// values), the domain's box, the predicate and the communicator with two tags.
 template <SpaceFillingCurve C, class V, class E, class Open>
@@ -77,7 +103,7 @@ struct WalkInput {
   const LocalLeaves<C>& leaves;          ///< this rank's leaves (the readers)
   std::function<std::span<const E>(std::size_t)> elements_of;  ///< elements of a local leaf
   const Box<C::dim>& box;                                      ///< the domain's box
-  Open& open;                                                  ///< open(hnode_box, reader_box)
+  Open& open;                                                  ///< opens(): box or HnodeView
   int tag;                                                     ///< tag and tag + 1 are used
 };
 
@@ -196,7 +222,7 @@ void send_ahead(const WalkInput<C, V, E, Open>& in, std::span<const Box<C::dim>>
         auto& opened = levels[static_cast<std::size_t>(v.level(n))];
         opened.clear();
         for (const auto& b : bs)
-          if (in.open(hb, b)) opened.push_back(b);
+          if (opens(in.open, v, n, hb, b)) opened.push_back(b);
         if (opened.empty()) return;
         if (entries) entries->push_back(n);
         if (v.kind(n) == HnodeKind::leaf) {

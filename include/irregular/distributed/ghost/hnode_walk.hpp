@@ -6,8 +6,10 @@
 // informed fault prevention by the reader's private roots, and reuses its sets while they stay.
 #pragma once
 
+#include <irregular/core/assert.hpp>
 #include <irregular/core/box.hpp>
 #include <irregular/core/concepts.hpp>
+#include <irregular/core/error.hpp>
 #include <irregular/distributed/ghost/hnode_strategies.hpp>
 #include <irregular/distributed/ghost/hnode_stream.hpp>
 #include <irregular/distributed/htree/hnode_values.hpp>
@@ -58,7 +60,9 @@ class Walker {
       stack_.pop_back();
       if (n >= visited.size()) visited.resize(v_.size(), 0);
       visited[n] = 1;
-      const bool opened = open_(box_of(n), reader);
+      const bool opened = opens(open_, v_, n, box_of(n), reader);
+      if constexpr (IRREGULAR_ASSERTS_ON)
+        if (!opened) check_monotone(n, reader);
       if (!opened) {
         steps.push_back({n, false});
       } else if (v_.kind(n) == HnodeKind::internal) {
@@ -74,6 +78,21 @@ class Walker {
   }
 
  private:
+  // Checks (debug and test builds) one closed hnode in 64: a reader box inside this one (its
+  // lower half on every axis) must not open what this one leaves closed, or the prevention
+  // strategies, which test a box around the readers, would miss what the readers open.
+  void check_monotone(std::size_t n, const Box<C::dim>& reader) {
+    if (++closed_ % 64 != 0) return;
+    Box<C::dim> inner = reader;
+    for (int d = 0; d < C::dim; ++d)
+      inner.hi[d] = reader.lo[d] + 0.5 * (reader.hi[d] - reader.lo[d]);
+    if (opens(open_, v_, n, box_of(n), inner))
+      throw invalid_argument(
+          "irregular::walk_hnodes: open is not monotone in the reader box: a reader box inside "
+          "another opens an hnode the larger one leaves closed (hnode at level " +
+          std::to_string(v_.level(n)) + ")");
+  }
+
   // Every walk meets the hnodes near the root again: their boxes are computed once.
   const Box<C::dim>& box_of(std::size_t n) {
     if (n >= have_.size()) {
@@ -93,6 +112,7 @@ class Walker {
   std::vector<std::size_t> stack_;
   std::vector<Box<C::dim>> boxes_;
   std::vector<std::uint8_t> have_;
+  std::uint64_t closed_ = 0;  // closed hnodes met, for check_monotone's sampling
 };
 
 /// A request for an hnode's children or a leaf's elements.
