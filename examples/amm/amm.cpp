@@ -1,10 +1,14 @@
 // The adaptive multigrid Poisson solver (baiardi-2001 §5) on the distributed cell-data domain:
 //   mpiexec -n 4 amm [--problem 1|2|peak] [--l0 7] [--lmax 12] [--strategies RA,FP,IFP] [--out DIR]
+//                    [--vtkhdf DIR]
 // prints one row per V-cycle (levels, points, errors, residual, correction, imbalance, messages
 // and bytes of each remote-data strategy), a line per stage, a summary with the final error split
 // into its algebraic and discretization parts, the digest of the final grid and values on a line
 // of its own (the same at every rank count and under every strategy), and writes amm.pvtu and SVG
-// pictures.
+// pictures. --vtkhdf DIR writes the run as one ParaView time series, DIR/amm.vtkhdf.series: the
+// grid before the first V-cycle and after each one (the time is the cycle), with the solution u,
+// the residual f + Δu and the error against the exact solution at each leaf. It needs a build
+// with HDF5 (-Dhdf5); without it the option is refused (exit status 2).
 //
 // The schedule. Each stage runs V-cycles until it converges, then refines; at most --stages
 // refinements, and the run ends with the stage after which nothing is refined. A stage converges
@@ -42,6 +46,9 @@
 
 #include <irregular/io/svg.hpp>
 #include <irregular/io/vtk_domain.hpp>
+#ifdef IRREGULAR_HAVE_VTKHDF
+#include <irregular/io/vtkhdf_series.hpp>
+#endif
 
 #include <boost/mpi/environment.hpp>
 
@@ -72,6 +79,7 @@ struct Args {
   int steps = -1;          // stop after this V-cycle (-1: the whole schedule)
   int every = 0;           // --checkpoint-every
   std::string checkpoint, restart;
+  std::string vtkhdf;  // --vtkhdf: the series' directory
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -111,6 +119,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--checkpoint-every") a.every = std::stoi(next());
     else if (k == "--checkpoint") a.checkpoint = next();
     else if (k == "--restart") a.restart = next();
+    else if (k == "--vtkhdf") a.vtkhdf = next();
     else throw std::invalid_argument("unknown option " + k);
   }
   auto& o = a.opt;
@@ -123,8 +132,15 @@ Args parse(int argc, char** argv) {
   if (a.every < 0 || (a.every > 0) != !a.checkpoint.empty())
     throw std::invalid_argument("--checkpoint-every N (N >= 1) and --checkpoint PATH go together");
   if (a.steps < -1) throw std::invalid_argument("--steps must not be negative");
-  if (a.convergence && (a.every > 0 || !a.restart.empty() || a.steps >= 0))
-    throw std::invalid_argument("--convergence takes no --steps, --checkpoint-every or --restart");
+  if (a.convergence && (a.every > 0 || !a.restart.empty() || a.steps >= 0 || !a.vtkhdf.empty()))
+    throw std::invalid_argument(
+        "--convergence takes no --steps, --checkpoint-every, --restart or --vtkhdf");
+#ifndef IRREGULAR_HAVE_VTKHDF
+  if (!a.vtkhdf.empty())
+    throw std::invalid_argument(
+        "--vtkhdf needs a build with HDF5 for MPI (libhdf5-openmpi-dev; meson setup "
+        "-Dhdf5=enabled); this one has none");
+#endif
   return a;
 }
 
@@ -213,6 +229,50 @@ Progress decode_state(const std::string& user, const Args& a) {
   return p;
 }
 
+/// The --vtkhdf series: one step per call when a directory was given, nothing otherwise.
+class Series {
+ public:
+  explicit Series([[maybe_unused]] const std::string& dir) {
+#ifdef IRREGULAR_HAVE_VTKHDF
+    if (!dir.empty()) series_.emplace(dir, "amm");
+#endif
+  }
+  /// Writes the solver's grid after V-cycle `cycle`: u, the residual and the error. Collective.
+  void write([[maybe_unused]] const amm::Solver& s, [[maybe_unused]] int cycle) {
+#ifdef IRREGULAR_HAVE_VTKHDF
+    if (!series_) return;
+    const auto& g = s.grid();
+    const auto residual = s.leaf_residuals();
+    const auto problem = s.options().problem;
+    // A field sees a leaf's datum only; the residual and the centre are the leaf's, found by the
+    // datum's place in local_data(), which the writer walks.
+    const amm::Leaf* const first = g.local_data().data();
+    const auto leaf = [first](const amm::Leaf& d) { return static_cast<std::size_t>(&d - first); };
+    series_->write(
+        g, cycle,
+        std::vector<irregular::io::Field<amm::Leaf>>{
+            irregular::io::scalar<amm::Leaf>("u", [](const amm::Leaf& d) { return d.u; }),
+            irregular::io::scalar<amm::Leaf>("residual",
+                                             [&](const amm::Leaf& d) { return residual[leaf(d)]; }),
+            irregular::io::scalar<amm::Leaf>("error", [&](const amm::Leaf& d) {
+              const auto x = g.centre(leaf(d));
+              return d.u - amm::exact(problem, x[0], x[1]);
+            })});
+#endif
+  }
+  [[nodiscard]] std::string index() const {
+#ifdef IRREGULAR_HAVE_VTKHDF
+    if (series_) return series_->index_path();
+#endif
+    return {};
+  }
+
+ private:
+#ifdef IRREGULAR_HAVE_VTKHDF
+  std::optional<irregular::io::VtkHdfSeries> series_;
+#endif
+};
+
 struct Run {
   amm::CycleReport last;
   std::vector<amm::Traffic> total;
@@ -231,8 +291,10 @@ double tolerance(const Args& a, const amm::Solver& s, const amm::CycleReport& r)
 
 /// Stages of V-cycles, each until it converges, and refinements, from `from` (the start, or a
 /// restart's place) up to cycle a.steps; rows printed when `table`; a checkpoint after every
-/// a.every-th cycle. Throws when a stage does not converge in a.max_cycles.
-Run solve(amm::Solver& s, const Args& a, bool table, bool root, std::optional<Progress> from = {}) {
+/// a.every-th cycle; the grid before the first cycle and after each one into `series` when given.
+/// Throws when a stage does not converge in a.max_cycles.
+Run solve(amm::Solver& s, const Args& a, bool table, bool root, std::optional<Progress> from = {},
+          Series* series = nullptr) {
   Run run;
   auto& pr = run.progress;
   pr = from.value_or(Progress{});
@@ -265,6 +327,7 @@ Run solve(amm::Solver& s, const Args& a, bool table, bool root, std::optional<Pr
       std::fflush(stdout);
     }
   };
+  if (series) series->write(s, pr.done());
   while (!pr.over && (a.steps < 0 || pr.done() < a.steps)) {
     cycle();
     const double tol = tolerance(a, s, run.last);
@@ -288,6 +351,8 @@ Run solve(amm::Solver& s, const Args& a, bool table, bool root, std::optional<Pr
       s.save(a.checkpoint, {.type_tag = checkpoint_tag, .user = encode_state(a, pr)});
       if (root) std::printf("      checkpoint: cycle %d saved to %s\n", pr.done(), a.checkpoint.c_str());
     }
+    // After the stage's refinement: the grid the next cycle starts from, its residuals fresh.
+    if (series) series->write(s, pr.done());
   }
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return run;
@@ -424,7 +489,8 @@ int main(int argc, char** argv) {
       std::printf("A stage ends when the correction is at most max(%g x the largest second difference, %.0e); at most "
                   "%d refinements\n\n", a.tol, roundoff * s.scale(), a.stages);
     }
-    const auto run = solve(s, a, true, root, from);
+    Series series(a.vtkhdf);
+    const auto run = solve(s, a, true, root, from, &series);
     const std::uint64_t digest = s.digest();
     std::filesystem::create_directories(a.out);
     irregular::io::write_pvtu(s.grid(), a.out, "amm",
@@ -468,6 +534,7 @@ int main(int argc, char** argv) {
       }
       std::printf("Pictures: %s/amm_ranks.svg, %s/amm_levels.svg; ParaView: %s/amm.pvtu\n", a.out.c_str(),
                   a.out.c_str(), a.out.c_str());
+      if (!a.vtkhdf.empty()) std::printf("ParaView time series: %s\n", series.index().c_str());
       std::printf("digest: %s\n", hex(digest).c_str());
     }
     if (!a.expect_digest.empty() && hex(digest) != a.expect_digest) {

@@ -96,6 +96,16 @@ class Solver {
   [[nodiscard]] const Grid& grid() const { return grid_; }
   [[nodiscard]] const Options& options() const { return opt_; }
 
+  /// The composite residual f + Δu of each local leaf (local leaf order), as the last cycle or
+  /// refinement left it: each leaf's is kept at its own level of the hierarchy. Local.
+  [[nodiscard]] std::vector<double> leaf_residuals() const {
+    std::vector<double> r(grid_.local_leaf_count(), 0.0);
+    for (const Level& lv : levels_)
+      for (std::size_t k = 0; k < lv.tree.size(); ++k)
+        if (lv.active(k) && !lv.interior(k)) r[lv.leaf[k]] = lv.r[k];
+    return r;
+  }
+
   /// One V-cycle: coarse solve, prolongation and smoothing up the levels, the correction added
   /// to the leaves, the rebalance (unless `rebalance` is false: the leaves stay where they are),
   /// then the restriction and the residuals of the new values (the next cycle's right-hand side,

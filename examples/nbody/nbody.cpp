@@ -8,8 +8,14 @@
 // same bits at every rank count and under every strategy.
 //
 //   mpiexec -n 4 nbody [--n N] [--steps S] [--dt DT] [--theta T] [--eps E] [--ic plummer|clumpy]
-//                      [--strategy RA|FP|IFP[,..]] [--dim 2|3] [--out DIR] [--progress K] ...
+//                      [--strategy RA|FP|IFP[,..]] [--dim 2|3] [--out DIR] [--progress K]
+//                      [--vtkhdf DIR] ...
 //   mpiexec -n 3 nbody --check-accuracy --theta 1,0.7,0.5,0.3,0   # against direct summation
+//
+// --vtkhdf DIR writes the first strategy's run as one ParaView time series,
+// DIR/nbody.vtkhdf.series: step 0, every --progress K-th step and the last (the time is step x dt),
+// the tree's leaves and the bodies with mass, velocity, acceleration and potential. It needs a
+// build with HDF5 (-Dhdf5); without it the option is refused (exit status 2).
 //
 // See doc/tutorials/nbody.md for every option and the output.
 #include <irregular/irregular.hpp>
@@ -60,6 +66,7 @@ struct Args {
   std::string ic = "plummer";
   std::vector<std::string> strategies{"IFP"};
   std::string out;
+  std::string vtkhdf;  // --vtkhdf: the series' directory
   int progress = 1;
   bool check_accuracy = false;
   std::vector<double> max_median, max_error;  // per theta (one value: every theta)
@@ -125,6 +132,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--ic") a.ic = value();
     else if (k == "--strategy") a.strategies = split(value());
     else if (k == "--out") a.out = value();
+    else if (k == "--vtkhdf") a.vtkhdf = value();
     else if (k == "--progress") a.progress = static_cast<int>(integer(0));
     else if (k == "--check-accuracy") a.check_accuracy = true;
     else if (k == "--max-median-error") a.max_median = numbers();
@@ -153,6 +161,14 @@ Args parse(int argc, char** argv) {
       throw irr::invalid_argument("nbody: an error limit needs one value or one per --theta");
   if (!a.check_accuracy && a.thetas.size() != 1)
     throw irr::invalid_argument("nbody: several --theta values need --check-accuracy");
+  if (a.check_accuracy && !a.vtkhdf.empty())
+    throw irr::invalid_argument("nbody: --check-accuracy takes no --vtkhdf");
+#ifndef IRREGULAR_HAVE_VTKHDF
+  if (!a.vtkhdf.empty())
+    throw irr::invalid_argument(
+        "nbody: --vtkhdf needs a build with HDF5 for MPI (libhdf5-openmpi-dev; meson setup "
+        "-Dhdf5=enabled); this one has none");
+#endif
   return a;
 }
 
@@ -451,6 +467,8 @@ RunResult simulate(const mpi::communicator& world, const Args& a, const std::str
                    "step 0: " + std::to_string(a.n) + " bodies (" + a.ic + "), x-y projection, coloured by rank");
     }
   }
+  BodySeries<Domain<D>, D> series(pictures ? a.vtkhdf : std::string());
+  series.write(d, 0.0);
   int remaps = 0;
   double max_drift = 0, max_dp = 0;
   auto row = [&](int step, double step_seconds) {
@@ -496,6 +514,9 @@ RunResult simulate(const mpi::communicator& world, const Args& a, const std::str
       row(step, step_seconds);
       phase[3] += seconds_since(tm);
     }
+    // The progress rows' cadence (step 0 and the last alone without them).
+    if (a.progress > 0 ? step % a.progress == 0 || step == a.steps : step == a.steps)
+      series.write(d, step * a.dt);
   }
   const double wall = seconds_since(t_start);
   const auto count = d.global_element_count();
@@ -535,6 +556,8 @@ RunResult simulate(const mpi::communicator& world, const Args& a, const std::str
                 }());
     std::printf("seconds: %.3f wall; slowest rank: forces %.3f, move %.3f, rebalance %.3f, diagnostics %.3f\n", wall,
                 slowest[0], slowest[1], slowest[2], slowest[3]);
+    if (pictures && !a.vtkhdf.empty())
+      std::printf("ParaView time series: %s\n", series.index().c_str());
     if (a.digest || !a.expect_digest.empty())
       std::printf("digest %s energy %.17g (bits %s) strategy %s ranks %d\n", hex16(dg).c_str(), final_totals.energy,
                   hex16(bits(final_totals.energy)).c_str(), strategy.c_str(), world.size());

@@ -1,5 +1,6 @@
 // Gathering bodies (for energies, digests, pictures and the direct sum) and writing them: an SVG
-// projection onto the x-y plane coloured by rank, and VTK XML point data (.vtu per rank, .pvtu).
+// projection onto the x-y plane coloured by rank, VTK XML point data (.vtu per rank, .pvtu), and
+// with HDF5 (IRREGULAR_HAVE_VTKHDF) a VTKHDF time series of the domain.
 #pragma once
 
 #include "physics.hpp"
@@ -10,11 +11,16 @@
 #include <boost/mpi/communicator.hpp>
 #include <mpi.h>
 
+#ifdef IRREGULAR_HAVE_VTKHDF
+#include <irregular/io/vtkhdf_series.hpp>
+#endif
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -199,5 +205,43 @@ void write_bodies_pvtu(const boost::mpi::communicator& comm, const std::string& 
   f << "</PUnstructuredGrid>\n</VTKFile>\n";
   if (!f) throw irregular::error("nbody: writing " + dir + "/" + name + ".pvtu failed");
 }
+
+/// The --vtkhdf series `<dir>/nbody.vtkhdf.series`: the domain's leaves and bodies, with each
+/// body's mass, velocity, acceleration and potential, one step per call when a directory was
+/// given (nothing otherwise).
+template <class Domain, int D>
+class BodySeries {
+ public:
+  explicit BodySeries([[maybe_unused]] const std::string& dir) {
+#ifdef IRREGULAR_HAVE_VTKHDF
+    if (!dir.empty()) series_.emplace(dir, "nbody");
+#endif
+  }
+  /// Writes the domain at `time`. Collective.
+  void write([[maybe_unused]] const Domain& d, [[maybe_unused]] double time) {
+#ifdef IRREGULAR_HAVE_VTKHDF
+    if (!series_) return;
+    namespace io = irregular::io;
+    series_->write(
+        d, time,
+        std::vector<io::Field<Body<D>>>{
+            io::scalar<Body<D>>("mass", [](const Body<D>& b) { return b.mass; }),
+            io::vector<Body<D>>("velocity", [](const Body<D>& b) { return b.velocity; }),
+            io::vector<Body<D>>("acceleration", [](const Body<D>& b) { return b.acceleration; }),
+            io::scalar<Body<D>>("potential", [](const Body<D>& b) { return b.potential; })});
+#endif
+  }
+  [[nodiscard]] std::string index() const {
+#ifdef IRREGULAR_HAVE_VTKHDF
+    if (series_) return series_->index_path();
+#endif
+    return {};
+  }
+
+ private:
+#ifdef IRREGULAR_HAVE_VTKHDF
+  std::optional<irregular::io::VtkHdfSeries> series_;
+#endif
+};
 
 }  // namespace nbody

@@ -5,7 +5,12 @@
 // under a partitioner named at run time (rectangles), and a moving hotspot rebalanced onto a
 // machine whose last rank slows down (measured capacities, neighbour shifts); tables and SVGs.
 //
-//   mpiexec -n 4 particles [--quick] [--steps N] [--expect-density HEX] [output-dir]
+//   mpiexec -n 4 particles [--quick] [--steps N] [--expect-density HEX] [--vtkhdf DIR] [output-dir]
+//
+// --vtkhdf DIR writes the swirl run (part 2) as one ParaView time series,
+// DIR/particles.vtkhdf.series: a file per step (step 0 and each swirl step; the time is the step)
+// with the leaves and the particles, fields id and velocity (the swirl's, at the particle). It
+// needs a build with HDF5 (-Dhdf5); without it the option is refused (exit status 2).
 //
 // Checkpoint and restart: with --checkpoint-every N --checkpoint PATH and/or
 // --restart PATH the program runs part 2 alone, as a production run would: it builds the domain
@@ -20,6 +25,10 @@
 #include "hotspot.hpp"
 #include "owner_svg.hpp"
 
+#ifdef IRREGULAR_HAVE_VTKHDF
+#include <irregular/io/vtkhdf_series.hpp>
+#endif
+
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/environment.hpp>
@@ -30,14 +39,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <span>
-#include <utility>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace irr = irregular;
@@ -104,6 +114,45 @@ void showcase(const char* name, const std::vector<std::array<double, 2>>& pts, c
 
 using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, irr::curve::Hilbert<2>,
                                     irr::load::ElementCount>;
+
+/// The --vtkhdf series: one step per call when a directory was given, nothing otherwise.
+class Series {
+ public:
+  explicit Series(const std::string& dir) {
+#ifdef IRREGULAR_HAVE_VTKHDF
+    if (!dir.empty()) series_.emplace(dir, "particles");
+#else
+    (void)dir;
+#endif
+  }
+  /// Writes the domain at swirl step `step`. Collective.
+  void write([[maybe_unused]] const Domain& d, [[maybe_unused]] int step) {
+#ifdef IRREGULAR_HAVE_VTKHDF
+    if (!series_) return;
+    constexpr double dt = 0.35;  // the swirl's step
+    series_->write(d, step,
+                   std::vector<irr::io::Field<Particle>>{
+                       irr::io::scalar<Particle>(
+                           "id", [](const Particle& p) { return static_cast<double>(p.id); }),
+                       irr::io::vector<Particle>("velocity", [](const Particle& p) {
+                         const auto next = swirl(p.position, dt);
+                         return std::array<double, 2>{(next[0] - p.position[0]) / dt,
+                                                      (next[1] - p.position[1]) / dt};
+                       })});
+#endif
+  }
+  [[nodiscard]] std::string index() const {
+#ifdef IRREGULAR_HAVE_VTKHDF
+    if (series_) return series_->index_path();
+#endif
+    return {};
+  }
+
+ private:
+#ifdef IRREGULAR_HAVE_VTKHDF
+  std::optional<irr::io::VtkHdfSeries> series_;
+#endif
+};
 
 template <class D>
 void print_step(D& d, const std::string& label) {
@@ -203,6 +252,7 @@ struct Args {
   int steps = -1;  ///< swirl steps; -1: 3 with --quick, else 6
   int every = 0;   ///< --checkpoint-every
   std::string checkpoint, restart;
+  std::string vtkhdf;  ///< --vtkhdf: the series' directory
   [[nodiscard]] bool production() const { return every > 0 || !restart.empty(); }
 };
 
@@ -233,12 +283,19 @@ Args parse(int argc, char** argv) {
     else if (k == "--checkpoint-every") a.every = count(1);
     else if (k == "--checkpoint") a.checkpoint = value();
     else if (k == "--restart") a.restart = value();
+    else if (k == "--vtkhdf") a.vtkhdf = value();
     else if (k.starts_with("--")) throw irr::invalid_argument("particles: unknown option " + k);
     else a.dir = k;
   }
   if ((a.every > 0) != !a.checkpoint.empty())
     throw irr::invalid_argument("particles: --checkpoint-every N and --checkpoint PATH go together");
   if (a.steps < 0) a.steps = a.quick ? 3 : 6;
+#ifndef IRREGULAR_HAVE_VTKHDF
+  if (!a.vtkhdf.empty())
+    throw irr::invalid_argument(
+        "particles: --vtkhdf needs a build with HDF5 for MPI (libhdf5-openmpi-dev; "
+        "meson setup -Dhdf5=enabled); this one has none");
+#endif
   return a;
 }
 
@@ -304,6 +361,8 @@ int production_run(const mpi::communicator& world, const Args& a) {
   if (st.step > a.steps)
     throw irr::invalid_argument("the checkpoint is at step " + std::to_string(st.step) + ", beyond --steps " +
                                 std::to_string(a.steps));
+  Series series(a.vtkhdf);
+  series.write(domain, st.step);
   for (int step = st.step + 1; step <= a.steps; ++step) {
     domain.move_elements([](Particle& p) { p.position = swirl(p.position, 0.35); });
     const bool remapped = domain.rebalance({.threshold = 0.05});
@@ -317,7 +376,9 @@ int production_run(const mpi::communicator& world, const Args& a) {
       domain.save(a.checkpoint, {.type_tag = checkpoint_tag, .user = encode_state(st)});
       if (root) std::printf("checkpoint: step %d saved to %s\n", step, a.checkpoint.c_str());
     }
+    series.write(domain, step);
   }
+  if (root && !a.vtkhdf.empty()) std::printf("ParaView: %s\n", series.index().c_str());
   const auto total = domain.global_element_count();
   if (root)
     std::printf("%llu of %llu particles present after %d steps\n", static_cast<unsigned long long>(total),
@@ -382,6 +443,8 @@ int main(int argc, char** argv) {
                   prof.sort * 1e3, prof.leaves * 1e3, prof.partition * 1e3, prof.migration * 1e3);
     print_step(domain, "after build (" + std::to_string(domain.global_leaf_count()) + " leaves)");
     draw_owners(domain, dir + "/domain_step0.svg", "step 0: leaves coloured by owner rank, Hilbert order");
+    Series series(args.vtkhdf);
+    series.write(domain, 0);
     for (int step = 1; step <= steps; ++step) {
       domain.move_elements([](Particle& p) { p.position = swirl(p.position, 0.35); });
       print_step(domain, "step " + std::to_string(step) + ": particles moved, tree adapted (" +
@@ -390,6 +453,7 @@ int main(int argc, char** argv) {
         print_step(domain, "step " + std::to_string(step) + ": max_unbalance above 5%, rebalanced");
       draw_owners(domain, dir + "/domain_step" + std::to_string(step) + ".svg",
            "step " + std::to_string(step) + ": leaves coloured by owner rank");
+      series.write(domain, step);
     }
     const auto total = domain.global_element_count();
     if (world.rank() == 0)
@@ -465,6 +529,8 @@ int main(int argc, char** argv) {
       std::printf("pictures: %s/showcase_{morton,hilbert,peano}.svg, %s/domain_step0..%d.svg, %s/rectangles.svg,\n"
                   "          %s/advisor.svg, %s/hotspot_{first,last}.svg\n",
                   dir.c_str(), dir.c_str(), steps, dir.c_str(), dir.c_str(), dir.c_str());
+      if (!args.vtkhdf.empty())
+        std::printf("ParaView: %s (the swirl run of part 2)\n", series.index().c_str());
     }
     return rect_total == n && wrong_all == 0 && hotspot_kept ? 0 : 1;
   } catch (const irr::error& e) {

@@ -9,7 +9,7 @@
 //   mpiexec -n 2 wator [--params coexist|paper] [--width 600 --height 300 --steps 200 ...]
 //                      [--partitioner SFC[,NAME...]] [--balance on|off|both] [--out DIR]
 //                      [--expect-checksum HEX] [--require-coexistence]
-//                      [--checkpoint-every N --checkpoint PATH] [--restart PATH]
+//                      [--checkpoint-every N --checkpoint PATH] [--restart PATH] [--vtkhdf DIR]
 // Run `wator --help` for every option; README.md "WaTor" states the rules.
 //
 // Checkpoint and restart: the ocean is saved after every N-th step with the step and
@@ -21,6 +21,9 @@
 #include "wator_rules.hpp"
 
 #include <irregular/irregular.hpp>
+#ifdef IRREGULAR_HAVE_VTKHDF
+#include <irregular/io/vtkhdf_series.hpp>
+#endif
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
@@ -626,6 +629,7 @@ struct Options {
   bool help = false;
   long long checkpoint_every = 0;
   std::string checkpoint, restart;
+  std::string vtkhdf;  ///< --vtkhdf: the series' directory
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -688,6 +692,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--checkpoint-every") o.checkpoint_every = parse_int(a, value());
     else if (a == "--checkpoint") o.checkpoint = value();
     else if (a == "--restart") o.restart = value();
+    else if (a == "--vtkhdf") o.vtkhdf = value();
     else throw irr::invalid_argument("unknown option '" + a + "' (see --help)");
   }
   validate(p);
@@ -697,6 +702,12 @@ Options parse(int argc, char** argv) {
     throw irr::invalid_argument("--checkpoint-every N (N >= 1) and --checkpoint PATH go together");
   if (o.checkpoint_every > 0 && o.partitioners.size() * o.balance.size() > 1)
     throw irr::invalid_argument("--checkpoint-every needs one run: one --partitioner and --balance on or off");
+#ifndef IRREGULAR_HAVE_VTKHDF
+  if (!o.vtkhdf.empty())
+    throw irr::invalid_argument(
+        "--vtkhdf needs a build with HDF5 for MPI (libhdf5-openmpi-dev; meson setup "
+        "-Dhdf5=enabled); this one has none");
+#endif
   return o;
 }
 
@@ -721,6 +732,10 @@ const char* usage =
     "                              step since the last one as bars (0: none)\n"
     "  --out DIR                   SVG snapshots coloured by owner (first and last step, and\n"
     "  --svg-every K               every K steps)\n"
+    "  --vtkhdf DIR                the first run as a ParaView time series,\n"
+    "                              DIR/wator.vtkhdf.series: the first step, every --progress K-th\n"
+    "                              and the last; leaves and occupants with species (0 free,\n"
+    "                              1 plankton, 2 fish, 3 shark), age and hunger (needs HDF5)\n"
     "  --t1 SECONDS | --measure-t1 the one-rank time for the speedup (given, or run on rank 0)\n"
     "  --expect-checksum HEX       exit 1 unless every run ends with this ocean checksum\n"
     "  --require-coexistence       exit 1 unless every run ends with fish and sharks alive\n"
@@ -765,9 +780,47 @@ struct RunReport {
   std::array<double, 6> times{};
 };
 
-/// Runs one configuration. `verbose`: progress lines and the summary on rank 0. Collective.
-RunReport run(const mpi::communicator& comm, const Options& o, const std::string& partitioner, bool balance,
-              bool verbose) {
+/// The --vtkhdf series: one step per call when a directory was given, nothing otherwise.
+class Series {
+ public:
+  explicit Series([[maybe_unused]] const std::string& dir) {
+#ifdef IRREGULAR_HAVE_VTKHDF
+    if (!dir.empty()) series_.emplace(dir, "wator");
+#endif
+  }
+  /// Writes the ocean after step `step`. Collective.
+  void write([[maybe_unused]] const Domain& d, [[maybe_unused]] long long step) {
+#ifdef IRREGULAR_HAVE_VTKHDF
+    if (!series_) return;
+    namespace io = irr::io;
+    series_->write(
+        d, static_cast<double>(step),
+        std::vector<io::Field<Creature>>{
+            io::scalar<Creature>("species",
+                                 [](const Creature& c) { return static_cast<double>(c.kind); }),
+            io::scalar<Creature>("age",
+                                 [](const Creature& c) { return static_cast<double>(c.age); }),
+            io::scalar<Creature>("hunger",
+                                 [](const Creature& c) { return static_cast<double>(c.hunger); })});
+#endif
+  }
+  [[nodiscard]] std::string index() const {
+#ifdef IRREGULAR_HAVE_VTKHDF
+    if (series_) return series_->index_path();
+#endif
+    return {};
+  }
+
+ private:
+#ifdef IRREGULAR_HAVE_VTKHDF
+  std::optional<irr::io::VtkHdfSeries> series_;
+#endif
+};
+
+/// Runs one configuration. `verbose`: progress lines and the summary on rank 0; `series`: where
+/// its steps go (--vtkhdf), or null. Collective.
+RunReport run(const mpi::communicator& comm, const Options& o, const std::string& partitioner,
+              bool balance, bool verbose, Series* series = nullptr) {
   const auto& p = o.params;
   const bool root = comm.rank() == 0;
   Simulation sim(comm, p, partitioner, balance, o.restart);
@@ -825,6 +878,7 @@ RunReport run(const mpi::communicator& comm, const Options& o, const std::string
     std::printf("restart: step %lld loaded from %s\n", first, o.restart.c_str());
   if (verbose) sample(first);
   if (!svg_prefix.empty()) sim.draw(svg_prefix + std::to_string(first) + ".svg", title(first));
+  if (series) series->write(sim.domain(), first);
   for (long long s = first; s < p.steps; ++s) {
     sim.step(s);
     const long long done = s + 1;
@@ -835,6 +889,9 @@ RunReport run(const mpi::communicator& comm, const Options& o, const std::string
     if (verbose && p.progress > 0 && (done % p.progress == 0 || done == p.steps)) sample(done);
     if (!svg_prefix.empty() && (done == p.steps || (p.svg_every > 0 && done % p.svg_every == 0)))
       sim.draw(svg_prefix + std::to_string(done) + ".svg", title(done));
+    // The progress lines' cadence (the first step and the last alone without them).
+    if (series && ((p.progress > 0 && done % p.progress == 0) || done == p.steps))
+      series->write(sim.domain(), done);
     if (checkpoints && done % o.checkpoint_every == 0) {
       sim.save(o.checkpoint, done);
       if (root) std::printf("checkpoint: step %lld saved to %s\n", done, o.checkpoint.c_str());
@@ -893,6 +950,7 @@ RunReport run(const mpi::communicator& comm, const Options& o, const std::string
               static_cast<unsigned long long>(r.totals.fish), static_cast<unsigned long long>(r.totals.sharks),
               static_cast<unsigned long long>(r.totals.plankton));
   if (!svg_prefix.empty()) std::printf("  pictures: %s{%lld..%lld}.svg\n", svg_prefix.c_str(), first, p.steps);
+  if (series) std::printf("  ParaView time series: %s\n", series->index().c_str());
   return r;
 }
 
@@ -916,9 +974,10 @@ int main(int argc, char** argv) {
     }
     std::optional<std::uint64_t> first;
     bool all_equal = true;
+    Series series(o.vtkhdf);
     for (const auto& name : o.partitioners)
       for (bool balance : o.balance) {
-        const auto r = run(world, o, name, balance, true);
+        const auto r = run(world, o, name, balance, true, first ? nullptr : &series);
         double t1 = o.t1;
         if (o.measure_t1) {
           // The same run on rank 0 alone, while the other ranks wait.

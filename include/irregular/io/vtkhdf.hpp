@@ -101,7 +101,7 @@ void leaf_geometry(const Leaves& leaves, const Box<D>& box, VtkHdfPart& part) {
       if constexpr (D == 3)
         part.leaf_points.push_back(bz ? hi[2] : lo[2]);
       else
-        part.leaf_points.push_back(bz ? 0.0 : 0.0);
+        part.leaf_points.push_back(0.0 * bz);  // 2D: z = 0
     }
     part.level[i] = cell.level;
   }

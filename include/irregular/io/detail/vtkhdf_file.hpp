@@ -253,10 +253,16 @@ inline void write_vtkhdf_part(const boost::mpi::communicator& comm, const std::s
 
     const std::uint64_t per_element = part.with_elements ? 1 : 0;
     step("points", [&] {
-      std::vector<double> xyz(part.leaf_points);
-      xyz.insert(xyz.end(), part.element_points.begin(), part.element_points.end());
+      // The leaves' corners as they are when there are no elements (most of the file's bytes).
+      std::vector<double> xyz;
+      if (!part.element_points.empty()) {
+        xyz.reserve(part.leaf_points.size() + part.element_points.size());
+        xyz = part.leaf_points;
+        xyz.insert(xyz.end(), part.element_points.begin(), part.element_points.end());
+      }
       dataset(group.get(), "Points", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, points, 3,
-              vtkhdf_slabs(part, 0, c, per_element), xyz.data());
+              vtkhdf_slabs(part, 0, c, per_element),
+              xyz.empty() ? part.leaf_points.data() : xyz.data());
     });
 
     step("topology", [&] {
