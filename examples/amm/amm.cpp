@@ -46,9 +46,7 @@
 
 #include <irregular/io/svg.hpp>
 #include <irregular/io/vtk_domain.hpp>
-#ifdef IRREGULAR_HAVE_VTKHDF
-#include <irregular/io/vtkhdf_series.hpp>
-#endif
+#include "../common/vtkhdf_option.hpp"
 
 #include <boost/mpi/environment.hpp>
 
@@ -135,12 +133,7 @@ Args parse(int argc, char** argv) {
   if (a.convergence && (a.every > 0 || !a.restart.empty() || a.steps >= 0 || !a.vtkhdf.empty()))
     throw std::invalid_argument(
         "--convergence takes no --steps, --checkpoint-every, --restart or --vtkhdf");
-#ifndef IRREGULAR_HAVE_VTKHDF
-  if (!a.vtkhdf.empty())
-    throw std::invalid_argument(
-        "--vtkhdf needs a build with HDF5 for MPI (libhdf5-openmpi-dev; meson setup "
-        "-Dhdf5=enabled); this one has none");
-#endif
+  examples::check_vtkhdf_option(a.vtkhdf, "");
   return a;
 }
 
@@ -230,47 +223,31 @@ Progress decode_state(const std::string& user, const Args& a) {
 }
 
 /// The --vtkhdf series: one step per call when a directory was given, nothing otherwise.
-class Series {
+class Series : public examples::OptionalSeries {
  public:
-  explicit Series([[maybe_unused]] const std::string& dir) {
-#ifdef IRREGULAR_HAVE_VTKHDF
-    if (!dir.empty()) series_.emplace(dir, "amm");
-#endif
-  }
+  explicit Series(const std::string& dir) : OptionalSeries(dir, "amm") {}
   /// Writes the solver's grid after V-cycle `cycle`: u, the residual and the error. Collective.
-  void write([[maybe_unused]] const amm::Solver& s, [[maybe_unused]] int cycle) {
-#ifdef IRREGULAR_HAVE_VTKHDF
-    if (!series_) return;
+  void write(const amm::Solver& s, int cycle) {
     const auto& g = s.grid();
-    const auto residual = s.leaf_residuals();
-    const auto problem = s.options().problem;
-    // A field sees a leaf's datum only; the residual and the centre are the leaf's, found by the
-    // datum's place in local_data(), which the writer walks.
-    const amm::Leaf* const first = g.local_data().data();
-    const auto leaf = [first](const amm::Leaf& d) { return static_cast<std::size_t>(&d - first); };
-    series_->write(
-        g, cycle,
-        std::vector<irregular::io::Field<amm::Leaf>>{
-            irregular::io::scalar<amm::Leaf>("u", [](const amm::Leaf& d) { return d.u; }),
-            irregular::io::scalar<amm::Leaf>("residual",
-                                             [&](const amm::Leaf& d) { return residual[leaf(d)]; }),
-            irregular::io::scalar<amm::Leaf>("error", [&](const amm::Leaf& d) {
-              const auto x = g.centre(leaf(d));
-              return d.u - amm::exact(problem, x[0], x[1]);
-            })});
-#endif
+    OptionalSeries::write(g, cycle, [&] {
+      // A field sees a leaf's datum only; the residual and the centre are the leaf's, found by
+      // the datum's place in local_data(), which the writer walks.
+      const amm::Leaf* const first = g.local_data().data();
+      const auto leaf = [first](const amm::Leaf& d) {
+        return static_cast<std::size_t>(&d - first);
+      };
+      const auto problem = s.options().problem;
+      return std::vector<irregular::io::Field<amm::Leaf>>{
+          irregular::io::scalar<amm::Leaf>("u", [](const amm::Leaf& d) { return d.u; }),
+          irregular::io::scalar<amm::Leaf>(
+              "residual",
+              [leaf, residual = s.leaf_residuals()](const amm::Leaf& d) { return residual[leaf(d)]; }),
+          irregular::io::scalar<amm::Leaf>("error", [&g, leaf, problem](const amm::Leaf& d) {
+            const auto x = g.centre(leaf(d));
+            return d.u - amm::exact(problem, x[0], x[1]);
+          })};
+    });
   }
-  [[nodiscard]] std::string index() const {
-#ifdef IRREGULAR_HAVE_VTKHDF
-    if (series_) return series_->index_path();
-#endif
-    return {};
-  }
-
- private:
-#ifdef IRREGULAR_HAVE_VTKHDF
-  std::optional<irregular::io::VtkHdfSeries> series_;
-#endif
 };
 
 struct Run {

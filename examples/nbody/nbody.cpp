@@ -163,12 +163,7 @@ Args parse(int argc, char** argv) {
     throw irr::invalid_argument("nbody: several --theta values need --check-accuracy");
   if (a.check_accuracy && !a.vtkhdf.empty())
     throw irr::invalid_argument("nbody: --check-accuracy takes no --vtkhdf");
-#ifndef IRREGULAR_HAVE_VTKHDF
-  if (!a.vtkhdf.empty())
-    throw irr::invalid_argument(
-        "nbody: --vtkhdf needs a build with HDF5 for MPI (libhdf5-openmpi-dev; meson setup "
-        "-Dhdf5=enabled); this one has none");
-#endif
+  examples::check_vtkhdf_option(a.vtkhdf, "nbody: ");
   return a;
 }
 

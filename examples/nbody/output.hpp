@@ -11,9 +11,7 @@
 #include <boost/mpi/communicator.hpp>
 #include <mpi.h>
 
-#ifdef IRREGULAR_HAVE_VTKHDF
-#include <irregular/io/vtkhdf_series.hpp>
-#endif
+#include "../common/vtkhdf_option.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -210,38 +208,20 @@ void write_bodies_pvtu(const boost::mpi::communicator& comm, const std::string& 
 /// body's mass, velocity, acceleration and potential, one step per call when a directory was
 /// given (nothing otherwise).
 template <class Domain, int D>
-class BodySeries {
+class BodySeries : public examples::OptionalSeries {
  public:
-  explicit BodySeries([[maybe_unused]] const std::string& dir) {
-#ifdef IRREGULAR_HAVE_VTKHDF
-    if (!dir.empty()) series_.emplace(dir, "nbody");
-#endif
-  }
+  explicit BodySeries(const std::string& dir) : OptionalSeries(dir, "nbody") {}
   /// Writes the domain at `time`. Collective.
-  void write([[maybe_unused]] const Domain& d, [[maybe_unused]] double time) {
-#ifdef IRREGULAR_HAVE_VTKHDF
-    if (!series_) return;
+  void write(const Domain& d, double time) {
     namespace io = irregular::io;
-    series_->write(
-        d, time,
-        std::vector<io::Field<Body<D>>>{
-            io::scalar<Body<D>>("mass", [](const Body<D>& b) { return b.mass; }),
-            io::vector<Body<D>>("velocity", [](const Body<D>& b) { return b.velocity; }),
-            io::vector<Body<D>>("acceleration", [](const Body<D>& b) { return b.acceleration; }),
-            io::scalar<Body<D>>("potential", [](const Body<D>& b) { return b.potential; })});
-#endif
+    OptionalSeries::write(d, time, [] {
+      return std::vector<io::Field<Body<D>>>{
+          io::scalar<Body<D>>("mass", [](const Body<D>& b) { return b.mass; }),
+          io::vector<Body<D>>("velocity", [](const Body<D>& b) { return b.velocity; }),
+          io::vector<Body<D>>("acceleration", [](const Body<D>& b) { return b.acceleration; }),
+          io::scalar<Body<D>>("potential", [](const Body<D>& b) { return b.potential; })};
+    });
   }
-  [[nodiscard]] std::string index() const {
-#ifdef IRREGULAR_HAVE_VTKHDF
-    if (series_) return series_->index_path();
-#endif
-    return {};
-  }
-
- private:
-#ifdef IRREGULAR_HAVE_VTKHDF
-  std::optional<irregular::io::VtkHdfSeries> series_;
-#endif
 };
 
 }  // namespace nbody

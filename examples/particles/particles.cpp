@@ -25,9 +25,7 @@
 #include "hotspot.hpp"
 #include "owner_svg.hpp"
 
-#ifdef IRREGULAR_HAVE_VTKHDF
-#include <irregular/io/vtkhdf_series.hpp>
-#endif
+#include "../common/vtkhdf_option.hpp"
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
@@ -116,42 +114,23 @@ using Domain = irr::IrregularDomain<Particle, irr::stencil::Moore<2>, irr::curve
                                     irr::load::ElementCount>;
 
 /// The --vtkhdf series: one step per call when a directory was given, nothing otherwise.
-class Series {
+class Series : public examples::OptionalSeries {
  public:
-  explicit Series(const std::string& dir) {
-#ifdef IRREGULAR_HAVE_VTKHDF
-    if (!dir.empty()) series_.emplace(dir, "particles");
-#else
-    (void)dir;
-#endif
-  }
+  explicit Series(const std::string& dir) : OptionalSeries(dir, "particles") {}
   /// Writes the domain at swirl step `step`. Collective.
-  void write([[maybe_unused]] const Domain& d, [[maybe_unused]] int step) {
-#ifdef IRREGULAR_HAVE_VTKHDF
-    if (!series_) return;
-    constexpr double dt = 0.35;  // the swirl's step
-    series_->write(d, step,
-                   std::vector<irr::io::Field<Particle>>{
-                       irr::io::scalar<Particle>(
-                           "id", [](const Particle& p) { return static_cast<double>(p.id); }),
-                       irr::io::vector<Particle>("velocity", [](const Particle& p) {
-                         const auto next = swirl(p.position, dt);
-                         return std::array<double, 2>{(next[0] - p.position[0]) / dt,
-                                                      (next[1] - p.position[1]) / dt};
-                       })});
-#endif
+  void write(const Domain& d, int step) {
+    OptionalSeries::write(d, step, [] {
+      constexpr double dt = 0.35;  // the swirl's step
+      return std::vector<irr::io::Field<Particle>>{
+          irr::io::scalar<Particle>("id",
+                                    [](const Particle& p) { return static_cast<double>(p.id); }),
+          irr::io::vector<Particle>("velocity", [](const Particle& p) {
+            const auto next = swirl(p.position, dt);
+            return std::array<double, 2>{(next[0] - p.position[0]) / dt,
+                                         (next[1] - p.position[1]) / dt};
+          })};
+    });
   }
-  [[nodiscard]] std::string index() const {
-#ifdef IRREGULAR_HAVE_VTKHDF
-    if (series_) return series_->index_path();
-#endif
-    return {};
-  }
-
- private:
-#ifdef IRREGULAR_HAVE_VTKHDF
-  std::optional<irr::io::VtkHdfSeries> series_;
-#endif
 };
 
 template <class D>
@@ -290,12 +269,7 @@ Args parse(int argc, char** argv) {
   if ((a.every > 0) != !a.checkpoint.empty())
     throw irr::invalid_argument("particles: --checkpoint-every N and --checkpoint PATH go together");
   if (a.steps < 0) a.steps = a.quick ? 3 : 6;
-#ifndef IRREGULAR_HAVE_VTKHDF
-  if (!a.vtkhdf.empty())
-    throw irr::invalid_argument(
-        "particles: --vtkhdf needs a build with HDF5 for MPI (libhdf5-openmpi-dev; "
-        "meson setup -Dhdf5=enabled); this one has none");
-#endif
+  examples::check_vtkhdf_option(a.vtkhdf, "particles: ");
   return a;
 }
 

@@ -21,9 +21,7 @@
 #include "wator_rules.hpp"
 
 #include <irregular/irregular.hpp>
-#ifdef IRREGULAR_HAVE_VTKHDF
-#include <irregular/io/vtkhdf_series.hpp>
-#endif
+#include "../common/vtkhdf_option.hpp"
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
@@ -702,12 +700,7 @@ Options parse(int argc, char** argv) {
     throw irr::invalid_argument("--checkpoint-every N (N >= 1) and --checkpoint PATH go together");
   if (o.checkpoint_every > 0 && o.partitioners.size() * o.balance.size() > 1)
     throw irr::invalid_argument("--checkpoint-every needs one run: one --partitioner and --balance on or off");
-#ifndef IRREGULAR_HAVE_VTKHDF
-  if (!o.vtkhdf.empty())
-    throw irr::invalid_argument(
-        "--vtkhdf needs a build with HDF5 for MPI (libhdf5-openmpi-dev; meson setup "
-        "-Dhdf5=enabled); this one has none");
-#endif
+  examples::check_vtkhdf_option(o.vtkhdf, "");
   return o;
 }
 
@@ -781,40 +774,21 @@ struct RunReport {
 };
 
 /// The --vtkhdf series: one step per call when a directory was given, nothing otherwise.
-class Series {
+class Series : public examples::OptionalSeries {
  public:
-  explicit Series([[maybe_unused]] const std::string& dir) {
-#ifdef IRREGULAR_HAVE_VTKHDF
-    if (!dir.empty()) series_.emplace(dir, "wator");
-#endif
-  }
+  explicit Series(const std::string& dir) : OptionalSeries(dir, "wator") {}
   /// Writes the ocean after step `step`. Collective.
-  void write([[maybe_unused]] const Domain& d, [[maybe_unused]] long long step) {
-#ifdef IRREGULAR_HAVE_VTKHDF
-    if (!series_) return;
+  void write(const Domain& d, long long step) {
     namespace io = irr::io;
-    series_->write(
-        d, static_cast<double>(step),
-        std::vector<io::Field<Creature>>{
-            io::scalar<Creature>("species",
-                                 [](const Creature& c) { return static_cast<double>(c.kind); }),
-            io::scalar<Creature>("age",
-                                 [](const Creature& c) { return static_cast<double>(c.age); }),
-            io::scalar<Creature>("hunger",
-                                 [](const Creature& c) { return static_cast<double>(c.hunger); })});
-#endif
+    OptionalSeries::write(d, static_cast<double>(step), [] {
+      return std::vector<io::Field<Creature>>{
+          io::scalar<Creature>("species",
+                               [](const Creature& c) { return static_cast<double>(c.kind); }),
+          io::scalar<Creature>("age", [](const Creature& c) { return static_cast<double>(c.age); }),
+          io::scalar<Creature>("hunger",
+                               [](const Creature& c) { return static_cast<double>(c.hunger); })};
+    });
   }
-  [[nodiscard]] std::string index() const {
-#ifdef IRREGULAR_HAVE_VTKHDF
-    if (series_) return series_->index_path();
-#endif
-    return {};
-  }
-
- private:
-#ifdef IRREGULAR_HAVE_VTKHDF
-  std::optional<irr::io::VtkHdfSeries> series_;
-#endif
 };
 
 /// Runs one configuration. `verbose`: progress lines and the summary on rank 0; `series`: where

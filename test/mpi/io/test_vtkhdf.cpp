@@ -16,6 +16,7 @@
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
 
+#include "output_dir.hpp"
 #include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
@@ -38,45 +39,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-int failures(const mpi::communicator& w, bool ok) {
-  int bad = ok ? 0 : 1, total = 0;
-  mpi::all_reduce(w, bad, total, std::plus<int>());
-  return total;
-}
-bool root_says(const mpi::communicator& w, bool ok) {
-  mpi::broadcast(w, ok, 0);
-  return ok;
-}
-
-// A directory shared by all ranks: IRREGULAR_VTKHDF_OUT (kept), or a fresh temporary one removed
-// at the end. Collective.
-struct OutputDir {
-  mpi::communicator w;
-  fs::path path;
-  bool keep = false;
-  OutputDir() {
-    std::string p;
-    if (const char* env = std::getenv("IRREGULAR_VTKHDF_OUT"); env && *env) {
-      p = env;
-      keep = true;
-      if (w.rank() == 0) fs::create_directories(p);
-    } else if (w.rank() == 0) {
-      const auto t = std::chrono::steady_clock::now().time_since_epoch().count();
-      p = (fs::temp_directory_path() /
-           ("irregular_vtkhdf_" + std::to_string(::getpid()) + "_" + std::to_string(t)))
-              .string();
-      fs::create_directories(p);
-    }
-    mpi::broadcast(w, p, 0);
-    path = p;
-  }
-  ~OutputDir() {
-    w.barrier();
-    if (!keep && w.rank() == 0) {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  }
+using test_support::failures;
+using test_support::root_says;
+// The files go to IRREGULAR_VTKHDF_OUT (kept) or to a temporary directory.
+struct OutputDir : test_support::OutputDir {
+  OutputDir() : test_support::OutputDir("IRREGULAR_VTKHDF_OUT", "irregular_vtkhdf_") {}
 };
 
 // ---- reading a file back (serial HDF5, any rank) ------------------------------------------------
