@@ -370,9 +370,9 @@ irr::HnodeStats summed(const mpi::communicator& w, const irr::HnodeStats& s) {
 
 // The oracle: the walks of a one-rank run holding every point (ids i ^ id_mask), on fresh
 // values, on every rank.
-template <class Domain, class Points>
-std::vector<Trace> alone_traces(const mpi::communicator& w, const Points& pts, std::size_t k,
-                                double theta, std::uint64_t id_mask = 0) {
+template <class Domain, class Points, class Open>
+std::vector<Trace> alone_traces_by(const mpi::communicator& w, const Points& pts, std::size_t k,
+                                   Open open, std::uint64_t id_mask = 0) {
   std::vector<Trace> alone;
   if (w.rank() == 0) {
     mpi::communicator self(MPI_COMM_SELF, mpi::comm_attach);
@@ -382,7 +382,7 @@ std::vector<Trace> alone_traces(const mpi::communicator& w, const Points& pts, s
     s.insert(all);
     s.build();
     auto v = summaries_of(s);
-    alone = traces(s, v, theta, irr::hnodes::RequestAnswer{});
+    alone = traces_by(s, v, open, irr::hnodes::RequestAnswer{});
   }
   std::vector<std::uint64_t> flat;
   for (const auto& t : alone) flat.insert(flat.end(), {t.start, t.hash, t.near_elements});
@@ -391,6 +391,11 @@ std::vector<Trace> alone_traces(const mpi::communicator& w, const Points& pts, s
   for (std::size_t i = 0; i + 2 < flat.size(); i += 3)
     alone.push_back({flat[i], flat[i + 1], flat[i + 2]});
   return alone;
+}
+template <class Domain, class Points>
+std::vector<Trace> alone_traces(const mpi::communicator& w, const Points& pts, std::size_t k,
+                                double theta, std::uint64_t id_mask = 0) {
+  return alone_traces_by<Domain>(w, pts, k, Mac<Domain::dim>{theta}, id_mask);
 }
 
 template <class Domain, class Points>
@@ -461,27 +466,10 @@ TEST_CASE("walk_hnodes: an opening test that reads the hnode's value, under ever
   const auto pts = clustered<2>(1000, 41);
   D2 d(w, unit_box<2>(), irr::refine::max_elements(6));
   insert_and_build(d, pts, 1);
-  // The oracle: one rank holding every point, request/answer, on rank 0.
-  std::vector<Trace> alone, boxes_only;
-  if (w.rank() == 0) {
-    mpi::communicator self(MPI_COMM_SELF, mpi::comm_attach);
-    D2 s(self, unit_box<2>(), irr::refine::max_elements(6));
-    std::vector<Element<2>> all;
-    for (std::size_t i = 0; i < pts.size(); ++i) all.push_back({pts[i], i});
-    s.insert(all);
-    s.build();
-    auto v = summaries_of(s);
-    alone = traces_by(s, v, NonEmptyMac<2>{0.6}, irr::hnodes::RequestAnswer{});
-    boxes_only = traces_by(s, v, Mac<2>{0.6}, irr::hnodes::RequestAnswer{});
-    // Clustered points leave empty cells: the value changes what is opened.
-    REQUIRE(!same(alone, boxes_only));
-  }
-  std::vector<std::uint64_t> flat;
-  for (const auto& t : alone) flat.insert(flat.end(), {t.start, t.hash, t.near_elements});
-  mpi::broadcast(w, flat, 0);
-  alone.clear();
-  for (std::size_t i = 0; i + 2 < flat.size(); i += 3)
-    alone.push_back({flat[i], flat[i + 1], flat[i + 2]});
+  // The oracle: one rank holding every point, request/answer. Clustered points leave empty
+  // cells, so the value changes what is opened.
+  const auto alone = alone_traces_by<D2>(w, pts, 6, NonEmptyMac<2>{0.6});
+  REQUIRE(!same(alone, alone_traces<D2>(w, pts, 6, 0.6)));
   irr::hnodes::InformedFaultPrevention ifp;
   for (int s = 0; s < 5; ++s) {
     CAPTURE(s);
